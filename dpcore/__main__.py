@@ -1,0 +1,3 @@
+from dpcore.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,73 @@
+"""`python -m dpcore COMMAND ...`: the workbench's operations, headless, JSON out with --json.
+
+Each command lives in its own module under dpcore/cli/ and exposes `register(subparsers)`, which
+adds a sub-parser whose `func(args) -> int` does the work. A `DPCoreError` becomes a one-line
+message on stderr and exit code 2; no traceback is shown to a user.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+
+from dpcore.errors import DPCoreError
+
+# One module per group of commands; each is imported only to register its parser (cheap imports).
+COMMAND_MODULES = ("privacy", "data", "train", "evaluate")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # one line, exit 2, like every other bad argument
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="python -m dpcore", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    for name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(f"dpcore.cli.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"dpcore.cli.{name}":
+                continue  # command group not built yet
+            raise
+        module.register(sub)
+    return parser
+
+
+def print_json(obj) -> None:
+    """Print one JSON object (non-finite floats as strings "inf"/"nan" so it stays valid JSON)."""
+    print(json.dumps(_jsonable(obj), indent=2))
+
+
+def _jsonable(obj):
+    import math
+
+    import numpy as np
+
+    if isinstance(obj, dict):
+        return {str(k): _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_jsonable(v) for v in obj]
+    if isinstance(obj, (np.floating, float)):
+        f = float(obj)
+        return f if math.isfinite(f) else ("inf" if f > 0 else "-inf" if f < 0 else "nan")
+    if isinstance(obj, np.integer):
+        return int(obj)
+    if isinstance(obj, np.ndarray):
+        return _jsonable(obj.tolist())
+    return obj
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except DPCoreError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,97 @@
+"""The privacy ledger: every mechanism applied to private data, as records the accountant reads.
+
+Why records and not an ε: ε is a property of the whole composition, so models only say *what* they
+did (mechanism, noise multiplier σ/Δ, sampling rate, steps) and `dpcore.privacy.accountant` turns
+the list into (ε, δ). Nothing else computes ε.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field, replace
+from typing import Iterable, Literal
+
+from dpcore.errors import InvalidParameter
+
+Mechanism = Literal["gaussian", "subsampled_gaussian"]
+MECHANISMS: tuple[str, ...] = ("gaussian", "subsampled_gaussian")
+
+
+@dataclass(frozen=True)
+class MechanismRecord:
+    """One (possibly repeated) Gaussian mechanism on private data.
+
+    noise_multiplier: σ / Δ (noise standard deviation over L2 sensitivity).
+    sampling_rate: Poisson sampling rate q (1.0 for "gaussian").
+    steps: how many times the mechanism was applied (self-composition).
+    sensitivity: the L2 sensitivity Δ the noise was scaled to (informational; ε depends on σ/Δ only).
+    """
+
+    name: str
+    mechanism: Mechanism
+    noise_multiplier: float
+    sampling_rate: float = 1.0
+    steps: int = 1
+    sensitivity: float = 1.0
+
+    def __post_init__(self) -> None:
+        if self.mechanism not in MECHANISMS:
+            raise InvalidParameter(f"mechanism must be one of {MECHANISMS}, got {self.mechanism!r}")
+        if not (self.noise_multiplier > 0) or math.isnan(self.noise_multiplier):
+            raise InvalidParameter(f"noise_multiplier must be > 0, got {self.noise_multiplier!r}")
+        if not (0 < self.sampling_rate <= 1):
+            raise InvalidParameter(f"sampling_rate must lie in (0, 1], got {self.sampling_rate!r}")
+        if self.mechanism == "gaussian" and self.sampling_rate != 1.0:
+            raise InvalidParameter("a 'gaussian' record has sampling_rate 1; use 'subsampled_gaussian'")
+        if int(self.steps) != self.steps or self.steps < 0:
+            raise InvalidParameter(f"steps must be a non-negative integer, got {self.steps!r}")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "MechanismRecord":
+        keys = {"name", "mechanism", "noise_multiplier", "sampling_rate", "steps", "sensitivity"}
+        return cls(**{k: v for k, v in d.items() if k in keys})
+
+    def same_mechanism(self, other: "MechanismRecord") -> bool:
+        """True when `other` differs from self only in its step count (so they can be merged)."""
+        return replace(other, steps=self.steps) == self
+
+
+@dataclass
+class PrivacyLedger:
+    """An append-only list of MechanismRecords; consecutive identical mechanisms merge their steps.
+
+    Merging keeps the ledger short for DP-SGD (one record per phase, not one per step) and makes
+    "ε spent so far" a cheap accountant call at any moment of training.
+    """
+
+    records: list[MechanismRecord] = field(default_factory=list)
+
+    def add(self, record: MechanismRecord) -> MechanismRecord:
+        if self.records and self.records[-1].same_mechanism(record):
+            merged = replace(record, steps=self.records[-1].steps + record.steps)
+            self.records[-1] = merged
+            return merged
+        self.records.append(record)
+        return record
+
+    def extend(self, records: Iterable[MechanismRecord]) -> None:
+        for r in records:
+            self.add(r)
+
+    def __iter__(self):
+        return iter(self.records)
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    def to_list(self) -> list[dict]:
+        return [r.to_dict() for r in self.records]
+
+    @classmethod
+    def from_list(cls, items: Iterable[dict | MechanismRecord]) -> "PrivacyLedger":
+        led = cls()
+        for it in items:
+            led.records.append(it if isinstance(it, MechanismRecord) else MechanismRecord.from_dict(it))
+        return led

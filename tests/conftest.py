@@ -1,0 +1,8 @@
+"""Shared test settings: two CPU threads (what CI has), quiet, deterministic."""
+import os
+
+os.environ.setdefault("DPCORE_SMALL", "1")
+
+import torch  # noqa: E402
+
+torch.set_num_threads(2)
