@@ -1,0 +1,66 @@
+"""Numeric scaling bounds estimated under DP (the ledgered alternative to declaring them).
+
+Why: min/max of private rows are somebody's values. Here each undeclared numeric column gets a
+histogram over a PUBLIC grid of signed powers of two, every count gets Gaussian noise, and the
+bounds are the outer edges of the bins whose noisy count clears 3 noise standard deviations.
+One row changes one count per column, so the L2 sensitivity of all k histograms together is √k:
+one Gaussian mechanism with noise multiplier σ, recorded in the ledger for the accountant.
+
+Category lists are NOT estimated here (an observed-category list cannot be released by a Gaussian
+histogram without a public domain); columns with data-derived categories keep origin "data" and
+the Dataset stays marked "preprocessing not covered by ε".
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+
+from dpcore.data.schema import Schema, cast_frame
+from dpcore.errors import DataError, check_positive
+
+_POW = 2.0 ** np.arange(-10, 41)
+GRID = np.concatenate([-_POW[::-1], [0.0], _POW])  # public bin edges, independent of the data
+THRESHOLD_SDS = 3.0
+
+
+def privatise_bounds(frame: pd.DataFrame, schema: Schema, *, noise_multiplier: float = 10.0,
+                     seed: int | None = None, columns: list[str] | None = None
+                     ) -> tuple[Schema, dict | None]:
+    """Replace data-derived bounds of numeric/integer columns by noisy-histogram bounds.
+
+    Returns the new schema (those columns get origin "dp") and the ledger record as a dict in
+    `MechanismRecord.to_dict()` form (None when no column needed it); dpcore.data sits below
+    dpcore.privacy, so models turn it into a record with `MechanismRecord.from_dict`. `noise_multiplier` σ: noise std is σ·√k on every count.
+    """
+    sigma = check_positive("noise_multiplier", noise_multiplier)
+    todo = [c for c in schema.feature_columns if c.is_continuous and c.origin == "data"
+            and (columns is None or c.name in columns)]
+    if not todo:
+        return schema, None
+    sub = Schema([replace(c, origin="declared") for c in todo])
+    canon = cast_frame(frame[[c.name for c in todo]], sub)
+    k = len(todo)
+    sensitivity = math.sqrt(k)
+    rng = np.random.default_rng(seed)
+    nbins = len(GRID) - 1
+    tau = THRESHOLD_SDS * sigma * sensitivity
+    new = schema
+    for spec in todo:
+        x = canon[spec.name].to_numpy(dtype=float, na_value=np.nan)
+        x = x[np.isfinite(x)]
+        bins = np.clip(np.searchsorted(GRID, x, side="right") - 1, 0, nbins - 1)
+        noisy = np.bincount(bins, minlength=nbins) + rng.normal(0.0, sigma * sensitivity, nbins)
+        kept = np.flatnonzero(noisy > tau)
+        if kept.size == 0:
+            raise DataError(f"too few rows to estimate the bounds of column {spec.name!r} privately "
+                            f"(noise_multiplier={sigma}); declare its bounds instead")
+        lo, hi = float(GRID[kept[0]]), float(GRID[kept[-1] + 1])
+        if spec.kind == "integer":
+            lo, hi = math.floor(lo), math.ceil(hi)
+        new = new.with_column(spec.name, lower=lo, upper=hi, origin="dp")
+    record = {"name": "preprocessing: noisy bounds", "mechanism": "gaussian", "noise_multiplier": sigma,
+              "sampling_rate": 1.0, "steps": 1, "sensitivity": sensitivity}
+    return new, record

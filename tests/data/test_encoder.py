@@ -1,0 +1,91 @@
+"""Encoder: layout, decoding of continuous synthetic values, missing modes, schema edits."""
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpcore.data import ColumnSpec, Schema, TabularEncoder, cast_frame, infer_schema
+from dpcore.data.encoder import MISSING
+from dpcore.errors import DataError, InvalidParameter
+
+
+def _schema(nullable=True):
+    return Schema([
+        ColumnSpec("n", "integer", 0, 10, nullable=nullable),
+        ColumnSpec("x", "numeric", -1.0, 1.0),
+        ColumnSpec("c", "categorical", categories=["a", "b", "c"], nullable=nullable),
+        ColumnSpec("f", "boolean"),
+        ColumnSpec("y", "categorical", categories=[0, 1]),
+    ], target="y")
+
+
+def _frame():
+    return pd.DataFrame({"n": [1, None, 10, 3], "x": [-1.0, 0.5, 1.0, 0.0], "c": ["a", "c", None, "b"],
+                         "f": [True, False, True, True], "y": [0, 1, 1, 0]})
+
+
+def test_layout_indicator_vs_category():
+    ind = TabularEncoder(_schema(), missing="indicator")
+    assert ind.feature_names == ["n", "n__missing", "x", "c=a", "c=b", "c=c", "c__missing", "f"]
+    cat = TabularEncoder(_schema(), missing="category")
+    assert cat.feature_names == ["n", "n__missing", "x", "c=a", "c=b", "c=c", f"c={MISSING}", "f"]
+    assert cat.onehot_blocks() == [(3, 7)]
+
+
+@pytest.mark.parametrize("missing", ["indicator", "category"])
+def test_round_trip(missing):
+    enc = TabularEncoder(_schema(), missing=missing)
+    feats, labels = enc.encode(_frame())
+    assert feats.dtype == np.float32 and labels.tolist() == [0, 1, 1, 0]
+    back = enc.decode(feats, labels)
+    pd.testing.assert_frame_equal(back, cast_frame(_frame(), enc.schema))
+    assert back["y"].dtype == np.int64 or back["y"].astype(object).tolist() == [0, 1, 1, 0]
+    assert enc.decode(feats).columns.tolist() == ["n", "x", "c", "f"]  # no labels → no target column
+
+
+def test_decode_continuous_synthetic_values():
+    enc = TabularEncoder(_schema(), missing="indicator")
+    synth = np.array([[0.26, 0.2, 1.7, 0.1, 0.8, 0.3, 0.1, 0.7],     # n→3 (2.6 rounds), x clipped to 1
+                      [-0.5, 0.1, -0.2, 0.9, 0.1, 0.95, 0.2, 0.2],   # n clipped to 0, c→c (argmax)
+                      [1.4, 0.1, 0.5, 0.0, 0.0, 0.0, 0.6, 0.5]])     # n→10 (clipped), c missing
+    back = enc.decode(synth, np.array([1, 0, 1]))
+    assert back["n"].tolist() == [3, 0, 10]
+    assert back["x"].tolist() == [1.0, -1.0, 0.0]
+    assert back["c"].astype(object).tolist()[:2] == ["b", "c"] and pd.isna(back["c"][2])
+    assert back["f"].tolist() == [True, False, False]
+    with pytest.raises(InvalidParameter, match="shape"):
+        enc.decode(synth[:, :3])
+    with pytest.raises(InvalidParameter, match="class indices"):
+        enc.decode(synth, np.array([0, 1, 2]))
+
+
+def test_encode_errors():
+    enc = TabularEncoder(_schema(nullable=False))
+    with pytest.raises(DataError, match="column 'n' has 1 missing values"):
+        enc.encode(_frame())
+    with pytest.raises(DataError, match="lacks column"):
+        enc.encode(_frame().drop(columns=["x"]))
+    bad = _frame().assign(y=[0, 1, 2, 0])
+    with pytest.raises(DataError, match="'y' has a value 2"):
+        TabularEncoder(_schema()).encode(bad)
+    with pytest.raises(InvalidParameter, match="missing"):
+        TabularEncoder(_schema(), missing="zero")
+    with pytest.raises(InvalidParameter, match="needs bounds"):
+        TabularEncoder(Schema([ColumnSpec("x", "numeric")]))
+
+
+def test_infer_schema_marks_data_derived_and_serialises():
+    frame = _frame()
+    s = infer_schema(frame, target="y", bounds={"x": (-2, 2)}, categories={"y": [0, 1]})
+    by = {c.name: c for c in s.columns}
+    assert by["x"].origin == "declared" and (by["x"].lower, by["x"].upper) == (-2.0, 2.0)
+    assert by["n"].origin == "data" and by["c"].origin == "data" and not s.private
+    assert s.label_names == [0, 1] and by["y"].origin == "declared" and by["n"].nullable
+    assert infer_schema(frame, target="y").column("y").origin == "data"  # class list read off the rows and not by["x"].nullable
+    edited = s.with_column("n", lower=0, upper=100, origin="declared").with_column(
+        "c", categories=["a", "b", "c", "d"], origin="declared")
+    assert edited.private and edited.column("c").categories[-1] == "d"
+    assert Schema.from_dict(edited.to_dict()).to_dict() == edited.to_dict()
+    with pytest.raises(InvalidParameter, match="kind"):
+        ColumnSpec("z", "text")
+    with pytest.raises(DataError, match="duplicate"):
+        Schema([ColumnSpec("a", "boolean"), ColumnSpec("a", "boolean")])
