@@ -1,0 +1,125 @@
+"""`python -m dpcore account|calibrate`: the accountant, headless.
+
+account   — ε of the ledger a run with the given noise multipliers produces (tight RDP, the paper's
+            sequential baseline and PLD), plus the ledger itself.
+calibrate — noise multipliers for a total (ε, δ) (and, for P3GM, the encoder share of the budget).
+Defaults are the official P3GM MNIST configuration (papers.md §1) and the DP-VAE baseline (§2).
+"""
+from __future__ import annotations
+
+import argparse
+
+from dpcore.errors import InvalidParameter
+
+MODELS = ("p3gm", "dp-vae")
+P3GM_DEFAULTS = dict(n=63000, batch=300, epochs=4.0, sgd_sigma=1.4, pca_sigma=5.0, em_sigma=100.0,
+                     em_iters=20, components=1)
+DP_VAE_DEFAULTS = dict(n=63000, batch=300, epochs=10.0, sgd_sigma=1.2)
+_ENCODER_ARGS = ("pca_sigma", "em_sigma", "em_iters", "components", "mean_sigma")
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", choices=MODELS, default="p3gm")
+    p.add_argument("--n", type=int, help="training rows N (default 63000)")
+    p.add_argument("--batch", type=int, help="expected Poisson batch size B (q = B/N; default 300)")
+    p.add_argument("--epochs", type=float, help="DP-SGD epochs (steps = ceil(E·N/B))")
+    p.add_argument("--delta", type=float, default=1e-5)
+    p.add_argument("--em-iters", type=int, help="DP-EM iterations T (P3GM; default 20)")
+    p.add_argument("--components", type=int, help="MoG components K (P3GM; default 1)")
+    p.add_argument("--center", choices=("noisy", "public", "none"), default="noisy",
+                   help="DP-PCA centring; 'noisy' adds the private mean's record (P3GM)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def register(sub) -> None:
+    acc = sub.add_parser("account", help="ε of a configuration's privacy ledger")
+    _common(acc)
+    acc.add_argument("--sgd-sigma", type=float, help="DP-SGD noise multiplier σ_s")
+    acc.add_argument("--pca-sigma", type=float, help="DP-PCA noise multiplier σ_p (P3GM)")
+    acc.add_argument("--mean-sigma", type=float,
+                     help="noise multiplier of the PCA mean (default 2·σ_p; P3GM, --center noisy)")
+    acc.add_argument("--em-sigma", type=float, help="DP-EM noise multiplier σ_e (P3GM)")
+    acc.set_defaults(func=run_account)
+
+    cal = sub.add_parser("calibrate", help="noise multipliers for a total (ε, δ)")
+    _common(cal)
+    cal.add_argument("--epsilon", type=float, required=True, help="total ε budget")
+    cal.add_argument("--encoder-share", type=float, default=0.3,
+                     help="encoder (PCA+EM) share of the RDP budget at the optimal order (P3GM)")
+    cal.add_argument("--em-fraction", type=float, default=None,
+                     help="DP-EM's fraction of the encoder budget (default 0.13)")
+    cal.set_defaults(func=run_calibrate)
+
+
+def _fill(args, defaults: dict) -> dict:
+    return {k: (getattr(args, k, None) if getattr(args, k, None) is not None else v)
+            for k, v in defaults.items()}
+
+
+def _reject_encoder_args(args) -> None:
+    for k in _ENCODER_ARGS:
+        if getattr(args, k, None) is not None:
+            raise InvalidParameter(f"--{k.replace('_', '-')} does not apply to --model dp-vae")
+
+
+def run_account(args) -> int:
+    from dpcore.privacy import accountant as A
+
+    if args.model == "p3gm":
+        c = _fill(args, P3GM_DEFAULTS)
+        led = A.p3gm_ledger(c["n"], c["batch"], c["epochs"], c["pca_sigma"], c["em_sigma"],
+                            c["em_iters"], c["components"], c["sgd_sigma"], args.mean_sigma,
+                            center=args.center)
+    else:
+        _reject_encoder_args(args)
+        c = _fill(args, DP_VAE_DEFAULTS)
+        led = A.dp_vae_ledger(c["n"], c["batch"], c["epochs"], c["sgd_sigma"])
+    eps, order = A.epsilon_and_order(led, args.delta)
+    out = {"model": args.model, "epsilon": eps, "delta": args.delta, "order": order,
+           "classic_epsilon": A.classic_epsilon(led, args.delta),
+           "baseline_epsilon": A.baseline_epsilon(led, args.delta),
+           "epsilon_pld": A.pld_epsilon(led, args.delta), "config": c, "ledger": led.to_list()}
+    _emit(out, args.json)
+    return 0
+
+
+def run_calibrate(args) -> int:
+    from dpcore.privacy import accountant as A
+
+    if args.model == "p3gm":
+        c = _fill(args, {k: P3GM_DEFAULTS[k] for k in ("n", "batch", "epochs", "components",
+                                                        "em_iters")})
+        extra = {} if args.em_fraction is None else {"em_fraction": args.em_fraction}
+        cal = A.calibrate_p3gm(args.epsilon, args.delta, args.encoder_share, c["n"], c["batch"],
+                               c["epochs"], c["components"], c["em_iters"], center=args.center,
+                               **extra)
+    else:
+        _reject_encoder_args(args)
+        c = _fill(args, {k: DP_VAE_DEFAULTS[k] for k in ("n", "batch", "epochs")})
+        cal = A.calibrate_dp_vae(args.epsilon, args.delta, c["n"], c["batch"], c["epochs"])
+    out = {"model": args.model, "target_epsilon": args.epsilon, **cal.to_dict(), "config": c}
+    out["epsilon_pld"] = A.pld_epsilon(cal.ledger, args.delta)
+    _emit(out, args.json)
+    return 0
+
+
+def _emit(out: dict, as_json: bool) -> None:
+    from dpcore.cli import print_json
+
+    if as_json:
+        print_json(out)
+        return
+    print(f"{'record':<18}{'mechanism':<21}{'sigma':>10}{'q':>10}{'steps':>8}")
+    for r in out["ledger"]:
+        print(f"{r['name']:<18}{r['mechanism']:<21}{r['noise_multiplier']:>10.4g}"
+              f"{r['sampling_rate']:>10.4g}{r['steps']:>8d}")
+    for key in ("pca_sigma", "mean_sigma", "em_sigma", "sgd_sigma"):
+        if out.get(key) is not None:
+            print(f"{key:<24}{out[key]:.4f}")
+    print(f"epsilon (RDP, tight)    {out['epsilon']:.4f}  at delta={out['delta']:g}, "
+          f"order {out['order']:g}")
+    for key, label in (("classic_epsilon", "epsilon (RDP, classic)"),
+                       ("baseline_epsilon", "epsilon (paper baseline)"),
+                       ("epsilon_pld", "epsilon (PLD)")):
+        if key in out:
+            print(f"{label:<24}{out[key]:.4f}")
