@@ -1,0 +1,183 @@
+"""Benchmark: one DP-SGD step of the workbench engine vs a plain step vs Opacus (hooks, ghost).
+
+Run:  .venv/bin/python bench/dpsgd.py [--repeats 15] [--warmup 3] [--json] [--threads 2]
+      [--clock cpu]   (process CPU time instead of wall time, for a machine shared with others)
+
+Models (papers.md §1, §2): the P3GM decoder (30→1000→ReLU→794, squared error) and the DP-VAE
+(794→1000→(30 mean, 30 log-var)→1000→794, reparameterised, squared error + KL), batch 300,
+Adam 1e-3, C = 1, σ = 1.2. Every variant has its own copy of the model and optimiser; the variants
+are timed interleaved (one step each per repeat) so drift hits all alike; medians are reported.
+`dp_ms` is the engine's step on a fixed batch of 300 (forward + per-example loss + dp.step); the
+Poisson sampling of indices (n = 63 000) is timed separately as `poisson_ms`.
+"""
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import os
+import statistics
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import torch
+from torch import nn
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from dpcore.privacy.dpsgd import DPSGD  # noqa: E402
+from dpcore.privacy.ledger import PrivacyLedger  # noqa: E402
+
+BATCH, N, SIGMA, C, LR = 300, 63_000, 1.2, 1.0, 1e-3
+
+
+class VAE(nn.Module):
+    """The DP-VAE baseline's MLP (papers.md §2)."""
+
+    def __init__(self, d: int = 794, h: int = 1000, z: int = 30):
+        super().__init__()
+        self.enc = nn.Sequential(nn.Linear(d, h), nn.ReLU())
+        self.mu, self.logvar = nn.Linear(h, z), nn.Linear(h, z)
+        self.dec = nn.Sequential(nn.Linear(z, h), nn.ReLU(), nn.Linear(h, d))
+
+    def forward(self, x):
+        h = self.enc(x)
+        mu, lv = self.mu(h), self.logvar(h)
+        z = mu + torch.randn_like(mu) * torch.exp(0.5 * lv)
+        return self.dec(z), mu, lv
+
+
+def vae_loss(model, x, y):
+    xh, mu, lv = model(x)
+    kl = -0.5 * (1 + lv - mu.pow(2) - lv.exp()).sum(1)
+    return (xh - y).pow(2).sum(1) + kl
+
+
+def decoder_loss(model, x, y):
+    return (model(x) - y).pow(2).sum(1)
+
+
+def make_models():
+    dec = nn.Sequential(nn.Linear(30, 1000), nn.ReLU(), nn.Linear(1000, 794))
+    return [("p3gm_decoder", dec, decoder_loss, (BATCH, 30), (BATCH, 794)),
+            ("dp_vae", VAE(), vae_loss, (BATCH, 794), (BATCH, 794))]
+
+
+def variants(model, loss_fn):
+    """name -> zero-argument closure doing one full optimiser step on (x, y) set by the caller."""
+    from opacus import GradSampleModule
+    from opacus.grad_sample import GradSampleModuleFastGradientClipping
+    from opacus.optimizers import DPOptimizer, DPOptimizerFastGradientClipping
+    from opacus.utils.fast_gradient_clipping_utils import DPTensorFastGradientClipping
+
+    data = {}
+    out = {}
+
+    m = copy.deepcopy(model)
+    opt = torch.optim.Adam(m.parameters(), lr=LR)
+
+    def plain():
+        opt.zero_grad(set_to_none=True)
+        loss_fn(m, data["x"], data["y"]).mean().backward()
+        opt.step()
+    out["plain"] = plain
+
+    m2 = copy.deepcopy(model)
+    dp = DPSGD(m2, torch.optim.Adam(m2.parameters(), lr=LR), noise_multiplier=SIGMA,
+               max_grad_norm=C, n=N, expected_batch_size=BATCH, ledger=PrivacyLedger(),
+               generator=torch.Generator().manual_seed(0))
+    out["dp"] = lambda: dp.step(loss_fn(m2, data["x"], data["y"]))
+    out["poisson"] = dp.poisson_batch
+
+    m3 = GradSampleModule(copy.deepcopy(model), batch_first=True, loss_reduction="mean")
+    o3 = DPOptimizer(torch.optim.Adam(m3.parameters(), lr=LR), noise_multiplier=SIGMA,
+                     max_grad_norm=C, expected_batch_size=BATCH, loss_reduction="mean")
+
+    def hooks():
+        loss_fn(m3, data["x"], data["y"]).mean().backward()
+        o3.step()
+        o3.zero_grad(set_to_none=True)
+    out["opacus_hooks"] = hooks
+
+    m4 = GradSampleModuleFastGradientClipping(copy.deepcopy(model), batch_first=True,
+                                              loss_reduction="mean", max_grad_norm=C,
+                                              use_ghost_clipping=True)
+    o4 = DPOptimizerFastGradientClipping(torch.optim.Adam(m4.parameters(), lr=LR),
+                                         noise_multiplier=SIGMA, max_grad_norm=C,
+                                         expected_batch_size=BATCH, loss_reduction="mean")
+
+    def ghost():
+        per = loss_fn(m4, data["x"], data["y"])
+        DPTensorFastGradientClipping(m4, o4, per, "mean").backward()
+        o4.step()
+        o4.zero_grad(set_to_none=True)
+    out["opacus_ghost"] = ghost
+    return out, data
+
+
+def bench_model(name, model, loss_fn, xs, ys, repeats, warmup, clock=time.perf_counter):
+    steps, data = variants(model, loss_fn)
+    g = torch.Generator().manual_seed(1)
+    times = {k: [] for k in steps}
+    for r in range(warmup + repeats):
+        data["x"], data["y"] = torch.rand(xs, generator=g), torch.rand(ys, generator=g)
+        for k, f in steps.items():
+            t0 = clock()
+            f()
+            dt = (clock() - t0) * 1e3
+            if r >= warmup:
+                times[k].append(dt)
+    med = {k: statistics.median(v) for k, v in times.items()}
+    best = {k: min(v) for k, v in times.items()}
+    row = {"model": name, "batch": BATCH, "plain_ms": med["plain"], "dp_ms": med["dp"],
+           "opacus_ghost_ms": med["opacus_ghost"], "opacus_hooks_ms": med["opacus_hooks"],
+           "poisson_ms": med["poisson"], "repeats": repeats,
+           "threads": torch.get_num_threads(), "load_avg_1min": os.getloadavg()[0]}
+    for k in ("dp", "opacus_ghost", "opacus_hooks"):
+        row[f"{k}_over_plain"] = med[k] / med["plain"]
+    # minima: less sensitive to other processes on a shared machine (see load_avg_1min)
+    for k in ("plain", "dp", "opacus_ghost", "opacus_hooks"):
+        row[f"{k}_min_ms"] = best[k]
+    row["dp_over_plain_min"] = best["dp"] / best["plain"]
+    return row
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeats", type=int, default=15)
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--json", action="store_true", help="one JSON object per model")
+    ap.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                    help="cpu: process CPU time (all threads), steadier on a shared machine")
+    args = ap.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(0)
+    warnings.filterwarnings("ignore")       # Opacus warns about secure_mode etc.
+    clock = time.perf_counter if args.clock == "wall" else time.process_time
+    rows = [bench_model(*spec, args.repeats, args.warmup, clock) for spec in make_models()]
+    for r in rows:
+        r["clock"] = args.clock
+    if args.json:
+        for r in rows:
+            print(json.dumps({k: round(v, 3) if isinstance(v, float) else v
+                              for k, v in r.items()}))
+        return 0
+    hdr = f"{'model':14s} {'batch':>5s} {'plain':>8s} {'dp':>8s} {'ghost':>8s} {'hooks':>8s}" \
+          f" {'dp/pl':>6s} {'gh/pl':>6s} {'hk/pl':>6s} {'poisson':>8s}"
+    print(hdr)
+    for r in rows:
+        print(f"{r['model']:14s} {r['batch']:5d} {r['plain_ms']:8.1f} {r['dp_ms']:8.1f} "
+              f"{r['opacus_ghost_ms']:8.1f} {r['opacus_hooks_ms']:8.1f} "
+              f"{r['dp_over_plain']:6.2f} {r['opacus_ghost_over_plain']:6.2f} "
+              f"{r['opacus_hooks_over_plain']:6.2f} {r['poisson_ms']:8.2f}")
+    print(f"(ms per step, median of {args.repeats}, {args.threads} threads; "
+          f"best-case dp/plain: " + ", ".join(f"{r['model']} {r['dp_over_plain_min']:.2f}"
+                                               for r in rows)
+          + f"; load average {os.getloadavg()[0]:.1f})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

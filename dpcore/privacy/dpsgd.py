@@ -1,0 +1,253 @@
+"""DP-SGD with Poisson sampling (Abadi et al. 2016, Algorithm 1) as one engine for every model.
+
+Usage, one step::
+
+    idx = dp.poisson_batch()                      # each example included independently w.p. q
+    loss = per_example_loss(module, x[idx])       # shape (b,), b may be 0
+    info = dp.step(loss)                          # clip, sum, noise, / B, optimizer.step(), ledger
+
+The released update is (Σ_{i∈batch} c_i ∇loss_i + N(0, σ²C² I)) / B with c_i = min(1, C/‖∇loss_i‖)
+and B = the *expected* batch size q·n, not the realised one. Why: (1) under Poisson sampling the
+realised size |batch| is itself data dependent (it tells whether a given example was drawn), and
+the subsampled-Gaussian analysis covers only the noisy sum, whose add/remove sensitivity is C —
+dividing by |batch| would release an unaccounted function of it and change the sensitivity;
+(2) dividing a sum over a Poisson sample by q·n is an unbiased estimate of the mean gradient.
+This is the estimator Opacus uses with Poisson sampling (its `expected_batch_size`).
+
+Per-example norms come from `per_sample_norms` (the book-keeping trick: one forward, one
+backward, no per-example gradients for nn.Linear). Parameters used any other way (Conv, norm
+layers' affine parameters, a bare nn.Parameter such as a learned log-variance, tied or reused
+weights outside Linear) fall back to a correct but slower batched autograd path, with a warning
+once; BatchNorm is rejected because it makes examples depend on each other.
+
+The privacy claim is the ledger record: one `subsampled_gaussian` step per call with q = B/n,
+noise multiplier σ and sensitivity C. The diagnostics `step` returns (clip fraction, norms,
+batch size, loss) are computed from private data WITHOUT noise: fine for a developer, not for
+release; show them to users only as "not private".
+"""
+from __future__ import annotations
+
+import math
+import warnings
+
+import torch
+from torch import nn
+
+from dpcore.errors import InvalidParameter, check_int, check_positive
+from dpcore.privacy.ledger import MechanismRecord, PrivacyLedger
+from dpcore.privacy.per_sample_norms import (LinearTap, autograd_sq_norms, linear_clipped_sum_,
+                                             linear_sq_norms)
+
+# Opacus's clip factor min(1, C / (‖g‖ + 1e-6)); the same constant keeps results comparable.
+_CLIP_EPS = 1e-6
+
+
+def clip_factors(sq_norms: torch.Tensor, max_grad_norm: float) -> torch.Tensor:
+    """c_i = min(1, C / (‖g_i‖ + 1e-6)) (Abadi et al. 2016, Alg. 1, "clip gradient")."""
+    return (max_grad_norm / (sq_norms.sqrt() + _CLIP_EPS)).clamp(max=1.0)
+
+
+class DPSGD:
+    """Differentially private steps for any torch optimiser over `module`'s trainable parameters.
+
+    module: the network the per-example losses come from (its nn.Linear layers are hooked).
+    optimizer: any torch.optim.Optimizer; its parameters (requires_grad) are the ones privatised.
+    noise_multiplier: σ, noise std over the clipping norm C. max_grad_norm: C.
+    n: number of private examples; expected_batch_size: B, so the sampling rate is q = B / n.
+    ledger: where each step is recorded (None: not recorded, e.g. in a test).
+    generator: source of both the Poisson sampling and the noise (seeded runs repeat exactly);
+        None uses torch's global RNG.
+    private: False runs the same code path as a plain mean-loss step (non-private VAE / PGM):
+        no clipping, no noise, no ledger entry, no hooks.
+    """
+
+    def __init__(self, module: nn.Module, optimizer: torch.optim.Optimizer, *,
+                 noise_multiplier: float, max_grad_norm: float, n: int,
+                 expected_batch_size: int, ledger: PrivacyLedger | None,
+                 name: str = "dp-sgd", generator: torch.Generator | None = None,
+                 private: bool = True):
+        if not isinstance(module, nn.Module):
+            raise InvalidParameter(f"module must be a torch.nn.Module, got {type(module).__name__}")
+        if not isinstance(optimizer, torch.optim.Optimizer):
+            raise InvalidParameter(
+                f"optimizer must be a torch.optim.Optimizer, got {type(optimizer).__name__}")
+        if isinstance(n, bool):
+            raise InvalidParameter(f"n must be a positive integer, got {n!r}")
+        self.n = check_int("n", n)
+        self.expected_batch_size = check_positive("expected_batch_size", expected_batch_size)
+        if self.expected_batch_size > self.n:
+            raise InvalidParameter(
+                f"expected_batch_size must be <= n = {self.n}, got {expected_batch_size!r}")
+        self.sample_rate = self.expected_batch_size / self.n
+        self.private = bool(private)
+        self.noise_multiplier = (check_positive("noise_multiplier", noise_multiplier)
+                                 if self.private else float(noise_multiplier))
+        self.max_grad_norm = (check_positive("max_grad_norm", max_grad_norm)
+                              if self.private else float(max_grad_norm))
+        self.module, self.optimizer, self.ledger, self.name = module, optimizer, ledger, name
+        self.generator = generator
+        self.params = [p for grp in optimizer.param_groups for p in grp["params"]
+                       if p.requires_grad]
+        if not self.params:
+            raise InvalidParameter("optimizer has no trainable parameters")
+        self._steps = 0
+        self._noise_off = False          # tests only: exact clipped sums; nothing is recorded
+        self._warned: set[str] = set()
+        self.fallback_params: list[str] = []   # names of parameters on the slow path, last step
+        self._tap = None
+        if self.private:
+            for m in module.modules():
+                if isinstance(m, nn.modules.batchnorm._BatchNorm):
+                    raise InvalidParameter(
+                        f"DP-SGD cannot train {type(m).__name__}: batch statistics mix examples; "
+                        "use GroupNorm or LayerNorm")
+            self._tap = LinearTap(module, self.params)
+        self._names = {id(p): nm for nm, p in module.named_parameters()}
+
+    @property
+    def steps_taken(self) -> int:
+        return self._steps
+
+    def record(self) -> MechanismRecord:
+        """The ledger record one private step adds."""
+        return MechanismRecord(self.name, "subsampled_gaussian", self.noise_multiplier,
+                               sampling_rate=self.sample_rate, steps=1,
+                               sensitivity=self.max_grad_norm)
+
+    def poisson_batch(self) -> torch.LongTensor:
+        """Indices into range(n), each kept independently with probability q (may be empty)."""
+        dev = self.generator.device if self.generator is not None else "cpu"
+        keep = torch.rand(self.n, generator=self.generator, device=dev) < self.sample_rate
+        return keep.nonzero().flatten()
+
+    def clear_activations(self) -> None:
+        """Drop Linear inputs captured by grad-enabled forwards that will not be stepped on."""
+        if self._tap is not None:
+            self._tap.clear()
+
+    def remove_hooks(self) -> None:
+        """Detach from the module when training ends (hooks and kept activations). Steps after
+        this stay correct but every parameter takes the slow autograd path."""
+        if self._tap is not None:
+            self._tap.remove()
+
+    # ------------------------------------------------------------------ step
+    def step(self, per_example_loss: torch.Tensor | None) -> dict:
+        """One update from the batch's per-example losses (shape (b,)); None or b = 0: noise only.
+
+        Forward passes made with grad enabled since the last step keep their Linear inputs until
+        this call; run evaluation under torch.no_grad().
+        """
+        loss = self._check_loss(per_example_loss)
+        b = 0 if loss is None else loss.shape[0]
+        try:
+            info = self._private_step(loss) if self.private else self._plain_step(loss)
+        finally:
+            if self._tap is not None:
+                self._tap.clear()
+        self._steps += 1
+        info.update(batch_size=b, step=self._steps,
+                    loss=float(loss.detach().mean()) if b else float("nan"))
+        return info
+
+    def _check_loss(self, loss):
+        if loss is None:
+            return None
+        if not isinstance(loss, torch.Tensor):
+            raise InvalidParameter(f"per_example_loss must be a tensor, got {type(loss).__name__}")
+        if loss.dim() != 1:
+            raise InvalidParameter(
+                f"per_example_loss must have shape (batch,), got {tuple(loss.shape)}; "
+                "pass one loss per example (reduction='none'), not a mean")
+        return loss
+
+    def _plain_step(self, loss) -> dict:
+        self.optimizer.zero_grad(set_to_none=True)
+        if loss is not None and loss.shape[0] > 0 and loss.requires_grad:
+            loss.mean().backward()
+            self.optimizer.step()
+            self.optimizer.zero_grad(set_to_none=True)
+        return {"private": False, "path": "plain"}
+
+    def _private_step(self, loss) -> dict:
+        std = 0.0 if self._noise_off else self.noise_multiplier * self.max_grad_norm
+        scale = 1.0 / self.expected_batch_size
+        flat = self._noise(std * scale)            # (Σ numel,) already scaled to std·C/B
+        views, off = {}, 0
+        for p in self.params:
+            views[id(p)] = flat[off:off + p.numel()].view_as(p)
+            off += p.numel()
+        info = {"private": True, "noise_std": std * scale, "path": "noise-only",
+                "mean_clip_factor": float("nan"), "fraction_clipped": float("nan"),
+                "mean_grad_norm": float("nan")}
+        if loss is not None and loss.shape[0] > 0 and loss.requires_grad:
+            info.update(self._clipped_sum_into(loss, views, scale))
+        for p in self.params:
+            p.grad = views[id(p)]
+        self.optimizer.step()
+        self.optimizer.zero_grad(set_to_none=True)
+        if self.ledger is not None and not self._noise_off:
+            self.ledger.add(self.record())
+        return info
+
+    def _noise(self, std: float) -> torch.Tensor:
+        total = sum(p.numel() for p in self.params)
+        p0 = self.params[0]
+        if std == 0.0:
+            return torch.zeros(total, dtype=p0.dtype, device=p0.device)
+        gen = self.generator
+        dev = gen.device if gen is not None else p0.device
+        z = torch.empty(total, device=dev, dtype=p0.dtype).normal_(0.0, std, generator=gen)
+        return z.to(p0.device)
+
+    def _clipped_sum_into(self, loss: torch.Tensor, views: dict, scale: float) -> dict:
+        """Adds Σ_i c_i ∇loss_i · scale to `views`; returns clipping diagnostics."""
+        b = loss.shape[0]
+        plan = self._tap.plan(loss, self.params)
+        fallback = plan.fallback
+        if plan.calls:
+            gs = torch.autograd.grad(loss, [c.edge for c in plan.calls],
+                                     grad_outputs=torch.ones_like(loss),
+                                     retain_graph=bool(fallback), allow_unused=True,
+                                     materialize_grads=True)
+            for c, g in zip(plan.calls, gs):
+                c.g = g
+        sq = torch.zeros(b, dtype=loss.dtype, device=loss.device)
+        cache: dict = {}
+        for p in self.params:
+            uses = plan.fast.get(id(p))
+            if uses is not None:
+                sq += linear_sq_norms(uses, uses[0][1], b, cache)
+        if fallback:
+            self._warn_fallback(fallback)
+            sq += autograd_sq_norms(loss, fallback)
+        c = clip_factors(sq, self.max_grad_norm)
+        cs = c * scale
+        for p in self.params:
+            uses = plan.fast.get(id(p))
+            if uses is not None:
+                linear_clipped_sum_(views[id(p)], uses, uses[0][1], cs, b)
+        if fallback:
+            grads = torch.autograd.grad(loss, fallback, grad_outputs=cs, allow_unused=True)
+            for p, g in zip(fallback, grads):
+                if g is not None:
+                    views[id(p)].add_(g)
+        self.fallback_params = [self._names.get(id(p), "<unnamed>") for p in fallback]
+        return {"path": "mixed" if fallback and plan.fast else ("fallback" if fallback else "fast"),
+                "mean_clip_factor": float(c.mean()),
+                "fraction_clipped": float((c < 1.0).float().mean()),
+                "mean_grad_norm": float(sq.sqrt().mean())}
+
+    def _warn_fallback(self, params: list[torch.Tensor]) -> None:
+        names = tuple(self._names.get(id(p), "<unnamed>") for p in params)
+        key = ",".join(names)
+        if key not in self._warned:
+            self._warned.add(key)
+            warnings.warn(f"DPSGD: parameters {list(names)} are not used only by nn.Linear "
+                          "layers; their per-example norms use the slower autograd path",
+                          stacklevel=3)
+
+
+def expected_steps(n: int, expected_batch_size: float, epochs: float) -> int:
+    """Steps for `epochs` passes under Poisson sampling: ⌈E·n/B⌉ (the P3GM accounting, §1)."""
+    return int(math.ceil(epochs * n / expected_batch_size))
