@@ -2,4 +2,11 @@
 
 Layers (imports point down only): cli → runs → evaluate → models → privacy → data.
 """
+import os as _os
+
+# Idle OpenMP threads must sleep, not spin: on a 2-core machine a spinning pool (torch, scikit-learn)
+# starves a training thread running beside an evaluation (measured: 13 s vs 3.6 s for one test).
+# Must be set before torch or scikit-learn load their OpenMP runtime, hence here.
+_os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 __version__ = "0.1.0"
