@@ -1,0 +1,105 @@
+"""The model registry: name → Synthesizer class (each with `config_class`, `private`, `label`).
+
+Models are imported lazily, so `import dpcore.models` stays cheap (no torch) for the CLI and the
+pages. To add a model: `register_model("lvae", "dpcore.models.lvae:LVAE")` (or add a line to
+`_BUILTIN`); the class needs `name`, `label`, `private`, `config_class` (a frozen dataclass whose
+fields carry `metadata={"help": ...}`), `fit`, `sample`, `privacy_ledger`, `save(dir)` and the
+classmethod `load(dir, template=None)`.
+"""
+from __future__ import annotations
+
+import importlib
+import json
+from pathlib import Path
+from typing import Mapping
+
+from dpcore.errors import InvalidParameter, RunError
+
+_BUILTIN: dict[str, str] = {
+    "p3gm": "dpcore.models.p3gm:P3GM",
+    "pgm": "dpcore.models.p3gm:PGM",
+    "p3gm-ae": "dpcore.models.p3gm:P3GMAE",
+    "vae": "dpcore.models.vae:VAE",
+    "dp-vae": "dpcore.models.vae:DPVAE",
+}
+
+
+class _Registry(Mapping):
+    """A read-only mapping name → class that imports each model's module on first use."""
+
+    def __init__(self, specs: dict[str, str]):
+        self._specs = dict(specs)
+        self._loaded: dict[str, type] = {}
+
+    def register(self, name: str, target: "str | type") -> None:
+        if isinstance(target, str):
+            self._specs[name] = target
+            self._loaded.pop(name, None)
+        else:
+            self._specs[name] = f"{target.__module__}:{target.__qualname__}"
+            self._loaded[name] = target
+
+    def __getitem__(self, name: str) -> type:
+        if name not in self._specs:
+            raise KeyError(name)
+        if name not in self._loaded:
+            mod, _, qual = self._specs[name].partition(":")
+            self._loaded[name] = getattr(importlib.import_module(mod), qual)
+        return self._loaded[name]
+
+    def __iter__(self):
+        return iter(self._specs)
+
+    def __len__(self) -> int:
+        return len(self._specs)
+
+
+MODELS = _Registry(_BUILTIN)
+
+
+def register_model(name: str, target: "str | type") -> None:
+    """Add a model: `target` is a class or "module:Class" (imported on first use)."""
+    MODELS.register(name, target)
+
+
+def model_names() -> list[str]:
+    return list(MODELS)
+
+
+def get_model(name: str) -> type:
+    """The Synthesizer class registered as `name` (InvalidParameter if unknown)."""
+    if name not in MODELS:
+        raise InvalidParameter(f"unknown model {name!r}; choose one of: {', '.join(MODELS)}")
+    return MODELS[name]
+
+
+def config_class(name: str) -> type:
+    """The frozen config dataclass of model `name` (its fields are the model's hyperparameters)."""
+    return get_model(name).config_class
+
+
+def make_model(name: str, config=None, **params):
+    """An unfitted model: `make_model("p3gm", epsilon=1.0, pca_dim=30)`."""
+    cls = get_model(name)
+    if config is None:
+        from dpcore.models._common import config_from_dict
+
+        config = config_from_dict(cls.config_class, params)
+        params = {}
+    return cls(config, **params)
+
+
+def load_model(directory, template=None):
+    """A fitted model saved with `model.save(directory)`; the class is read from model.json."""
+    path = Path(directory) / "model.json"
+    try:
+        name = json.loads(path.read_text())["model"]
+    except (OSError, ValueError, KeyError) as exc:
+        raise RunError(f"no saved model in {directory}: {exc}") from None
+    return get_model(name).load(directory, template=template)
+
+
+# Baselines without DP-SGD on the whole model (L-VAE: certificate via privacy_claim(); GS-WGAN:
+# sanitised generator gradients, ledger record "gs-wgan-generator-grad").
+register_model("lvae", "dpcore.models.lvae:LVAE")
+register_model("gs-wgan", "dpcore.models.gswgan:GSWGAN")

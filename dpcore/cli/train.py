@@ -1,0 +1,212 @@
+"""`python -m dpcore train …` and `python -m dpcore sample RUN …`.
+
+Every field of the chosen model's config dataclass is a flag of the same name (underscores →
+dashes), with the field's help text and default. The flags are added only once `train` is the
+command and `--model` is known, so other commands never pay for importing torch and the models.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import math
+import sys
+import time
+import types
+import typing
+from pathlib import Path
+
+PARAM_PREFIX = "param_"
+
+
+# ----------------------------------------------------------------------------- flag generation
+def _optional(base):
+    def parse(text: str):
+        return None if text.lower() in ("none", "null", "") else base(text)
+    parse.__name__ = base.__name__
+    return parse
+
+
+def _flag_type(tp):
+    """(argparse type, is_bool) for a dataclass field type."""
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        if len(args) == 1:
+            inner, is_bool = _flag_type(args[0])
+            return (_optional(inner) if not is_bool else inner), is_bool
+        return str, False
+    if tp is bool:
+        return None, True
+    if tp in (int, float, str):
+        return tp, False
+    return str, False
+
+
+def add_config_flags(parser: argparse.ArgumentParser, config_cls, seen: set[str] | None = None) -> None:
+    """One flag per field of `config_cls` (dest "param_<field>", default: not given)."""
+    hints = typing.get_type_hints(config_cls)
+    seen = set() if seen is None else seen
+    group = parser.add_argument_group(f"{config_cls.__name__} parameters")
+    for f in dataclasses.fields(config_cls):
+        if f.name in seen:
+            continue
+        seen.add(f.name)
+        kind, is_bool = _flag_type(hints[f.name])
+        default = f.default if f.default is not dataclasses.MISSING else None
+        text = f"{f.metadata.get('help', '')} (default: {default})"
+        flag = "--" + f.name.replace("_", "-")
+        if is_bool:
+            group.add_argument(flag, dest=PARAM_PREFIX + f.name, action=argparse.BooleanOptionalAction,
+                               default=argparse.SUPPRESS, help=text)
+        else:
+            group.add_argument(flag, dest=PARAM_PREFIX + f.name, type=kind, default=argparse.SUPPRESS,
+                               metavar=f.name.upper(), help=text)
+
+
+def _requested_model(args: list[str]) -> str | None:
+    for i, a in enumerate(args):
+        if a == "--model" and i + 1 < len(args):
+            return args[i + 1]
+        if a.startswith("--model="):
+            return a.split("=", 1)[1]
+    return None
+
+
+def _train_parse_known_args(self, args=None, namespace=None):
+    """Adds the chosen model's flags (all models' for --help without --model), then parses."""
+    from dpcore.models import MODELS
+
+    args = list(sys.argv[1:] if args is None else args)
+    if not getattr(self, "_model_flags_added", False):
+        name = _requested_model(args)
+        seen: set[str] = set()
+        if name in MODELS:
+            add_config_flags(self, MODELS[name].config_class, seen)
+        elif name is None and any(a in ("-h", "--help") for a in args):
+            for cls in MODELS.values():
+                add_config_flags(self, cls.config_class, seen)
+        self._model_flags_added = True
+    ns, extras = type(self).__mro__[1].parse_known_args(self, args, namespace)
+    flags = [a.split("=", 1)[0] for a in extras if a.startswith("--")]
+    if flags and getattr(ns, "model", None) in MODELS:
+        others = {f.name for cls in MODELS.values() for f in dataclasses.fields(cls.config_class)}
+        known = [f for f in flags if f[2:].replace("-", "_") in others]
+        if known:
+            self.error(f"{known[0]} is not a parameter of model {ns.model!r}"
+                       + (" (it is non-private: ε = ∞)" if not MODELS[ns.model].private else ""))
+    return ns, extras
+
+
+def register(sub) -> None:
+    from dpcore.models import model_names
+
+    p = sub.add_parser(
+        "train", help="train a model on a dataset and save the run folder",
+        description="Train a model and save the run (config, metrics, ledger + ε, weights). "
+                    "Every hyperparameter of the model's config is a flag; see "
+                    "`python -m dpcore train --model NAME --help`.")
+    # The parser class is the dispatcher's; only its parse step changes (lazy model flags).
+    p.__class__ = type("TrainParser", (type(p),), {"parse_known_args": _train_parse_known_args})
+    p.add_argument("--model", required=True, choices=model_names(), help="which synthesizer to train")
+    src = p.add_argument_group("data")
+    src.add_argument("--dataset", help="a built-in dataset (python -m dpcore datasets)")
+    src.add_argument("--data", metavar="FILE.csv", help="a CSV file instead of --dataset")
+    src.add_argument("--target", help="label column of --data (optional)")
+    src.add_argument("--test-size", type=float, default=0.1, help="held-out share (default 0.1; "
+                     "mnist/fashion-mnist use the official split)")
+    src.add_argument("--split-seed", type=int, default=0, help="seed of the train/test split")
+    src.add_argument("--rows", type=int, default=None, help="keep a seeded subset of at most ROWS rows")
+    src.add_argument("--outlier", action="store_true", help="add one all-white image to the training rows")
+    p.add_argument("--out", help="run folder ROOT/NAME (default runs/<model>-<data>-eps…-<time>)")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing run folder")
+    p.add_argument("--json", action="store_true", help="print one JSON object at the end")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_train)
+
+    s = sub.add_parser("sample", help="draw synthetic rows from a trained run",
+                       description="Sample rows from a saved run into .csv, .npz or .png (image grid).")
+    s.add_argument("run", help="run folder")
+    s.add_argument("--n", type=int, default=1000, help="rows to draw (default 1000)")
+    s.add_argument("--out", required=True, help="output file: .csv, .npz or .png")
+    s.add_argument("--seed", type=int, default=0, help="sampling seed (default 0)")
+    s.add_argument("--json", action="store_true", help="print one JSON object")
+    s.set_defaults(func=cmd_sample)
+
+
+# ----------------------------------------------------------------------------- commands
+def _params(args) -> dict:
+    return {k[len(PARAM_PREFIX):]: v for k, v in vars(args).items() if k.startswith(PARAM_PREFIX)}
+
+
+def _progress(args):
+    if args.json or args.no_progress or not sys.stderr.isatty():
+        return None, None
+    from tqdm import tqdm
+
+    bar = tqdm(total=None, unit="step", file=sys.stderr, dynamic_ncols=True)
+
+    def callback(ev):
+        if bar.total != ev.total_steps:
+            bar.total = ev.total_steps
+        bar.n = ev.step
+        eps = "∞" if math.isinf(ev.epsilon) else f"{ev.epsilon:.3f}"
+        loss = ev.losses.get("loss")
+        bar.set_postfix_str(f"{ev.phase} loss={loss:.2f} ε={eps}" if loss is not None
+                            else f"{ev.phase} ε={eps}", refresh=False)
+        bar.update(0)
+    return bar, callback
+
+
+def cmd_train(args) -> int:
+    from dpcore.cli import print_json
+    from dpcore.errors import InvalidParameter
+    from dpcore.runs import DataConfig, RunConfig, train_run
+
+    if (args.dataset is None) == (args.data is None):
+        raise InvalidParameter("give exactly one of --dataset NAME or --data FILE.csv")
+    if args.target is not None and args.data is None:
+        raise InvalidParameter("--target applies to --data FILE.csv only")
+    data = DataConfig(dataset=args.dataset, csv=args.data, target=args.target, test_size=args.test_size,
+                      split_seed=args.split_seed, outlier=args.outlier, n=args.rows)
+    cfg = RunConfig(args.model, _params(args), data)
+    root, name = ("runs", None) if args.out is None else (str(Path(args.out).parent), Path(args.out).name)
+    bar, callback = _progress(args)
+    t0 = time.time()
+    try:
+        run = train_run(cfg, root, callback, name=name, overwrite=args.overwrite)
+    finally:
+        if bar is not None:
+            bar.close()
+    seconds = time.time() - t0
+    status = run.status()
+    out = {"run": str(run.path), "model": cfg.model, "status": status["status"], "epsilon": run.epsilon,
+           "delta": run.delta, "ledger": run.ledger().to_list(), "seconds": round(seconds, 3),
+           "steps": status.get("step"), "params": cfg.params}
+    metrics = run.metrics()
+    if metrics:
+        out["final_losses"] = metrics[-1].get("losses", {})
+    if args.json:
+        print_json(out)
+    else:
+        eps = "∞" if math.isinf(out["epsilon"]) else f"{out['epsilon']:.4g}"
+        print(f"{status['status']}: {run.path} (ε = {eps}, δ = {out['delta']:g}, {seconds:.1f} s)")
+    return 0
+
+
+def cmd_sample(args) -> int:
+    from dpcore.cli import print_json
+    from dpcore.errors import check_int
+    from dpcore.runs import Run
+    from dpcore.runs.export import write_samples
+
+    n = check_int("n", args.n, minimum=1)
+    run = Run.load(args.run)
+    model = run.load_model()
+    data = model.sample(n, seed=args.seed)
+    info = write_samples(data, args.out)
+    info.update(run=str(run.path), model=run.config.model, seed=args.seed, epsilon=run.epsilon)
+    if args.json:
+        print_json(info)
+    else:
+        print(f"wrote {info['rows']} rows to {info['path']}")
+    return 0

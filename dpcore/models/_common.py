@@ -1,0 +1,309 @@
+"""Pieces every neural synthesizer shares: device, seeded MLPs, the label block, MoG maths, I/O.
+
+Why here: P3GM, PGM, P3GM-AE, VAE and DP-VAE differ in what they train, not in how rows enter a
+network (features + one-hot label block, as in the P3GM paper: D = 784 + 10 for images) or leave it
+(decoded features clipped to [0, 1], label = argmax of the decoded block).
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+import tempfile
+import typing
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from dpcore.data.dataset import Dataset
+from dpcore.errors import DataError, InvalidParameter, RunError, check_int, check_positive
+
+LOG_2PI = math.log(2 * math.pi)
+
+
+# ----------------------------------------------------------------------------- config helpers
+def config_help(cls) -> dict[str, str]:
+    """Help string of each field of a config dataclass (the CLI's and the page's source)."""
+    return {f.name: f.metadata.get("help", "") for f in dataclasses.fields(cls)}
+
+
+def config_types(cls) -> dict[str, Any]:
+    """Resolved type of each field (works under `from __future__ import annotations`)."""
+    return typing.get_type_hints(cls)
+
+
+def config_to_dict(config) -> dict:
+    return {f.name: getattr(config, f.name) for f in dataclasses.fields(config)}
+
+
+def config_from_dict(cls, values: dict):
+    """Build `cls(**values)`; an unknown key raises InvalidParameter naming it."""
+    names = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(values) - names)
+    if unknown:
+        raise InvalidParameter(f"unknown parameter(s) for {cls.__name__}: {', '.join(unknown)}")
+    return cls(**values)
+
+
+def check_common(cfg) -> None:
+    """Validation shared by every neural config (raises InvalidParameter naming the field)."""
+    for name in ("epochs", "batch_size", "hidden"):
+        if hasattr(cfg, name):
+            check_int(name, getattr(cfg, name), minimum=1)
+    if hasattr(cfg, "lr"):
+        check_positive("lr", cfg.lr)
+    if hasattr(cfg, "seed"):
+        check_int("seed", cfg.seed, minimum=0)
+    if hasattr(cfg, "likelihood") and cfg.likelihood not in ("gaussian", "bernoulli"):
+        raise InvalidParameter(f"likelihood must be 'gaussian' or 'bernoulli', got {cfg.likelihood!r}")
+    if hasattr(cfg, "recon_scale"):
+        check_positive("recon_scale", cfg.recon_scale)
+    if hasattr(cfg, "device") and cfg.device not in ("cpu", "cuda", "auto"):
+        raise InvalidParameter(f"device must be 'cpu', 'cuda' or 'auto', got {cfg.device!r}")
+
+
+def resolve_device(name: str) -> torch.device:
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if name == "cuda" and not torch.cuda.is_available():
+        raise InvalidParameter("device 'cuda' requested but CUDA is not available")
+    return torch.device(name)
+
+
+# ----------------------------------------------------------------------------- networks
+def seeded_mlp(sizes: list[int], generator: torch.Generator) -> nn.Sequential:
+    """Linear → ReLU → … → Linear, initialised from `generator` (PyTorch's default uniform law).
+
+    Only nn.Linear holds parameters and each Linear runs once per forward, which is what the
+    DP-SGD engine's per-example book-keeping needs.
+    """
+    layers: list[nn.Module] = []
+    for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:])):
+        lin = nn.Linear(a, b)
+        bound = 1.0 / math.sqrt(a)
+        with torch.no_grad():
+            lin.weight.copy_(torch.rand(b, a, generator=generator) * 2 * bound - bound)
+            lin.bias.copy_(torch.rand(b, generator=generator) * 2 * bound - bound)
+        layers.append(lin)
+        if i < len(sizes) - 2:
+            layers.append(nn.ReLU())
+    return nn.Sequential(*layers)
+
+
+def torch_generator(seed: int) -> torch.Generator:
+    g = torch.Generator()
+    g.manual_seed(int(seed))
+    return g
+
+
+# ----------------------------------------------------------------------------- rows in and out
+def model_matrix(data: Dataset) -> tuple[np.ndarray, int]:
+    """Features plus the one-hot label block (paper: D = 784 + 10); returns (X, n_classes)."""
+    X = np.asarray(data.features, dtype=np.float32)
+    if X.size and (not np.isfinite(X).all()):
+        raise DataError(f"dataset {data.name!r} has non-finite feature values")
+    if data.labels is None:
+        return X, 0
+    k = data.n_classes
+    onehot = np.zeros((data.n, k), dtype=np.float32)
+    onehot[np.arange(data.n), data.labels] = 1.0
+    return np.concatenate([X, onehot], axis=1), k
+
+
+def split_output(out: np.ndarray, n_features: int, n_classes: int) -> tuple[np.ndarray, np.ndarray | None]:
+    """Decoded rows → (features clipped to [0, 1], labels = argmax of the label block)."""
+    feats = np.clip(out[:, :n_features], 0.0, 1.0).astype(np.float32)
+    if n_classes == 0:
+        return feats, None
+    return feats, np.argmax(out[:, n_features:n_features + n_classes], axis=1).astype(np.int64)
+
+
+def recon_per_example(logits: torch.Tensor, x: torch.Tensor, likelihood: str, scale: float,
+                      n_features: int | None = None, label_weight: float = 1.0) -> torch.Tensor:
+    """−log p(x | z) up to a constant, summed over columns: Bernoulli (decoder outputs logits) or
+    Gaussian with fixed standard deviation `scale` (squared error / 2σ²; σ² = 0.5 is the official
+    code's plain squared error). Columns from `n_features` on (the label block) weigh `label_weight`."""
+    if likelihood == "bernoulli":
+        per_col = nn.functional.binary_cross_entropy_with_logits(logits, x, reduction="none")
+    else:
+        per_col = (logits - x) ** 2 / (2.0 * scale * scale)
+    if n_features is not None and label_weight != 1.0 and per_col.shape[1] > n_features:
+        return per_col[:, :n_features].sum(1) + label_weight * per_col[:, n_features:].sum(1)
+    return per_col.sum(1)
+
+
+def decode_mean(logits: torch.Tensor, likelihood: str) -> torch.Tensor:
+    return torch.sigmoid(logits) if likelihood == "bernoulli" else logits
+
+
+# ----------------------------------------------------------------------------- mixture of Gaussians
+def diag_gauss_logpdf(z: torch.Tensor, mean: torch.Tensor, logvar: torch.Tensor) -> torch.Tensor:
+    """log N(z; mean, diag exp(logvar)) summed over the last axis."""
+    return -0.5 * (LOG_2PI + logvar + (z - mean) ** 2 * torch.exp(-logvar)).sum(-1)
+
+
+def mog_logpdf(z: torch.Tensor, weights: torch.Tensor, means: torch.Tensor,
+               variances: torch.Tensor) -> torch.Tensor:
+    """log Σ_k π_k N(z; μ_k, diag σ²_k) for z (b, d) → (b,) (the P3GM prior, Eq. of the ELBO)."""
+    logv = torch.log(variances)                                   # (K, d)
+    diff = z[:, None, :] - means[None]                            # (b, K, d)
+    comp = -0.5 * (LOG_2PI + logv[None] + diff ** 2 / variances[None]).sum(-1)
+    return torch.logsumexp(comp + torch.log(weights)[None], dim=1)
+
+
+def mog_sample(n: int, weights: np.ndarray, means: np.ndarray, variances: np.ndarray,
+               rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """z ~ Σ_k π_k N(μ_k, diag σ²_k): (z (n, d) float32, component index (n,))."""
+    w = np.asarray(weights, dtype=np.float64)
+    w = np.clip(w, 0, None)
+    w = w / w.sum()
+    comp = rng.choice(len(w), size=n, p=w)
+    eps = rng.standard_normal((n, means.shape[1]))
+    z = means[comp] + np.sqrt(variances[comp]) * eps
+    return z.astype(np.float32), comp
+
+
+# ----------------------------------------------------------------------------- the template
+def _plain(v):
+    if isinstance(v, np.generic):
+        return v.item()
+    return v
+
+
+def template_to_json(data: Dataset) -> dict:
+    """What `sample` needs to rebuild rows in the original schema, as JSON.
+
+    Schema and encoder are saved through their own `to_dict` when they have one; otherwise the
+    run re-creates them from its data config (they are public information, not model weights).
+    """
+    out: dict[str, Any] = {
+        "name": data.name,
+        "n_features": data.n_features,
+        "label_names": None if data.label_names is None else [_plain(v) for v in data.label_names],
+        "image_shape": None if data.image_shape is None else list(data.image_shape),
+        "preprocessing_private": bool(data.preprocessing_private),
+        "meta": json.loads(json.dumps(data.meta, default=str)),
+    }
+    for key in ("schema", "encoder"):
+        obj = getattr(data, key)
+        cls = f"{type(obj).__module__}:{type(obj).__qualname__}"
+        if obj is not None and hasattr(obj, "to_dict"):
+            out[key] = {"class": cls, "state": obj.to_dict()}
+        elif obj is not None and hasattr(obj, "schema") and hasattr(obj.schema, "to_dict"):
+            # a TabularEncoder is fully determined by its (public) schema and missing-value mode
+            out[key] = {"class": cls, "schema": obj.schema.to_dict(),
+                        "schema_class": f"{type(obj.schema).__module__}:{type(obj.schema).__qualname__}",
+                        "missing": getattr(obj, "missing", None)}
+    return out
+
+
+def _import(spec: str):
+    import importlib
+
+    mod, _, qual = spec.partition(":")
+    return getattr(importlib.import_module(mod), qual)
+
+
+def template_from_json(d: dict) -> Dataset:
+    extra: dict[str, Any] = {}
+    for key in ("schema", "encoder"):
+        spec = d.get(key)
+        if not spec:
+            continue
+        cls = _import(spec["class"])
+        if "state" in spec:
+            extra[key] = cls.from_dict(spec["state"])
+        else:
+            schema = _import(spec["schema_class"]).from_dict(spec["schema"])
+            kw = {} if spec.get("missing") is None else {"missing": spec["missing"]}
+            extra[key] = cls(schema, **kw)
+    return Dataset(
+        name=d["name"], features=np.zeros((0, d["n_features"]), np.float32),
+        labels=None if d["label_names"] is None else np.zeros(0, np.int64),
+        label_names=d["label_names"],
+        image_shape=None if d["image_shape"] is None else tuple(d["image_shape"]),
+        preprocessing_private=d["preprocessing_private"], meta=d.get("meta", {}), **extra,
+    )
+
+
+def empty_template(data: Dataset) -> Dataset:
+    """The schema of `data` without its rows (a model must not keep the private rows)."""
+    return Dataset(name=data.name, features=np.zeros((0, data.n_features), np.float32),
+                   labels=None if data.labels is None else np.zeros(0, np.int64),
+                   label_names=data.label_names, schema=data.schema, encoder=data.encoder,
+                   image_shape=data.image_shape, preprocessing_private=data.preprocessing_private,
+                   meta=dict(data.meta))
+
+
+# ----------------------------------------------------------------------------- atomic files
+def atomic_write_bytes(path: str | os.PathLike, payload: bytes) -> None:
+    """Write via a temporary file + os.replace, so a crash never leaves a half-written file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(payload)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _json_default(o):
+    if isinstance(o, np.generic):
+        return o.item()
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    raise TypeError(f"not JSON serialisable: {type(o).__name__}")
+
+
+def dumps(obj) -> str:
+    """JSON with inf/nan kept as the strings "inf"/"nan" (valid JSON everywhere)."""
+    def fix(v):
+        if isinstance(v, float) and not math.isfinite(v):
+            return "inf" if v > 0 else "-inf" if v < 0 else "nan"
+        if isinstance(v, dict):
+            return {str(k): fix(x) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):
+            return [fix(x) for x in v]
+        if isinstance(v, np.generic):
+            return fix(v.item())
+        return v
+    return json.dumps(fix(obj), indent=2, default=_json_default)
+
+
+def as_float(v) -> float:
+    """Inverse of `dumps` for one number ("inf" → inf)."""
+    return float(v)
+
+
+def atomic_write_json(path, obj) -> None:
+    atomic_write_bytes(path, dumps(obj).encode())
+
+
+def save_tensors(path, tensors: dict[str, torch.Tensor]) -> None:
+    from safetensors.torch import save
+
+    payload = save({k: v.detach().cpu().contiguous() for k, v in tensors.items()})
+    atomic_write_bytes(path, payload)
+
+
+def load_tensors(path) -> dict[str, torch.Tensor]:
+    from safetensors.torch import load_file
+
+    if not Path(path).exists():
+        raise RunError(f"model weights missing: {path}")
+    return load_file(str(path))
+
+
+def check_finite(value: float, phase: str, step: int) -> None:
+    if not math.isfinite(value):
+        raise RunError(f"training diverged: loss is {value} in phase {phase!r} at step {step}")

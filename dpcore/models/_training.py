@@ -1,0 +1,114 @@
+"""The (DP-)SGD loop every neural synthesizer runs, and the live "ε spent so far" meter.
+
+Why one loop: private and non-private variants of a model must differ only in how a batch is drawn
+and how a gradient is made private (Poisson sampling + clip + noise via `DPSGD`), never in the
+loss, the events they stream, or how a stop request or a NaN is handled.
+"""
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+import torch
+from torch import nn
+
+from dpcore.models._common import check_finite
+from dpcore.models.base import Callback, TrainingEvent, emit
+from dpcore.privacy.ledger import PrivacyLedger
+
+LossFn = Callable[[torch.Tensor], dict[str, torch.Tensor]]
+
+
+class EpsilonMeter:
+    """ε of the ledger so far, from the accountant (inf for non-private models).
+
+    Cached by ledger content, so asking twice between two mechanisms costs nothing.
+    """
+
+    def __init__(self, ledger: PrivacyLedger, delta: float, private: bool):
+        self.ledger, self.delta, self.private = ledger, delta, private
+        self._key = None
+        self._value = 0.0
+
+    def __call__(self) -> float:
+        if not self.private:
+            return math.inf
+        if not len(self.ledger):
+            return 0.0
+        key = tuple(self.ledger.records)
+        if key != self._key:
+            from dpcore.privacy.accountant import epsilon
+
+            self._value = float(epsilon(self.ledger, self.delta))
+            self._key = key
+        return self._value
+
+
+class Progress:
+    """Step counter shared by the phases of one fit (events carry the global step)."""
+
+    def __init__(self, total_steps: int, callback: Callback | None, meter: EpsilonMeter):
+        self.total, self.callback, self.meter = total_steps, callback, meter
+        self.step = 0
+        self.stopped = False
+
+    def event(self, phase: str, losses: dict[str, float] | None = None, epoch: float = 0.0) -> bool:
+        """Emit one event; return False (and remember it) when the caller asked to stop."""
+        self.step += 1
+        ev = TrainingEvent(phase=phase, step=self.step, total_steps=self.total, epoch=epoch,
+                           losses=dict(losses or {}), epsilon=self.meter())
+        if not emit(self.callback, ev):
+            self.stopped = True
+        return not self.stopped
+
+
+def sgd_steps(n: int, batch_size: int, epochs: int) -> int:
+    """Steps the accountant assumes for DP-SGD: ⌈E·N/B⌉ (Poisson rate q = B/N)."""
+    return int(math.ceil(epochs * n / batch_size - 1e-9))  # as accountant.sgd_schedule
+
+
+def train_sgd(module: nn.Module, loss_fn: LossFn, *, n: int, batch_size: int, steps: int, lr: float,
+              private: bool, ledger: PrivacyLedger, noise_multiplier: float, max_grad_norm: float,
+              generator: torch.Generator, device: torch.device, progress: Progress,
+              phase: str = "sgd", name: str = "dp-sgd") -> int:
+    """Run `steps` optimiser steps of Adam on Σ losses; returns the number of steps done.
+
+    Private: `DPSGD` draws Poisson batches (rate B/N), clips per-example gradients to
+    `max_grad_norm`, adds N(0, σ²C²) and records every step in `ledger`. Non-private: shuffled
+    mini-batches and the plain mean gradient (ε = ∞, nothing recorded).
+    """
+    opt = torch.optim.Adam(module.parameters(), lr=lr)
+    if private:
+        from dpcore.privacy.dpsgd import DPSGD
+
+        engine = DPSGD(module, opt, noise_multiplier=noise_multiplier, max_grad_norm=max_grad_norm,
+                       n=n, expected_batch_size=batch_size, ledger=ledger, name=name,
+                       generator=generator, private=True)
+    perm, pos = None, n
+    for t in range(steps):
+        if private:
+            idx = engine.poisson_batch().to(device)
+        else:
+            if pos >= n:
+                perm = torch.randperm(n, generator=generator, device=generator.device).to(device)
+                pos = 0
+            idx = perm[pos:pos + batch_size]
+            pos += batch_size
+        losses: dict[str, float] = {}
+        if idx.numel():
+            terms = loss_fn(idx)
+            per_example = sum(terms.values())
+            losses = {k: float(v.detach().mean()) for k, v in terms.items()}
+            losses["loss"] = float(per_example.detach().mean())
+            check_finite(losses["loss"], phase, progress.step + 1)
+            if private:
+                engine.step(per_example)
+            else:
+                opt.zero_grad(set_to_none=True)
+                per_example.mean().backward()
+                opt.step()
+        else:  # an empty Poisson batch still costs a step: noise only
+            engine.step(None)
+        if not progress.event(phase, losses, epoch=(t + 1) * batch_size / n):
+            return t + 1
+    return steps

@@ -1,0 +1,344 @@
+"""P3GM (Takagi et al., ICDE 2021) and its variants PGM (no noise) and P3GM-AE (no encoder variance).
+
+Why the phases: a VAE trained end to end with DP-SGD spends its whole budget on a hard, noisy
+optimisation. P3GM fixes the encoder mean to a DP-PCA projection and the prior to a DP-EM mixture
+of Gaussians fitted on those codes, so DP-SGD only learns the encoder variance and the decoder:
+  1. DP-PCA to d_p dims            (ledger: Gaussian mechanism on the covariance, and the mean)
+  2. DP-EM, K-component MoG prior  (ledger: 2K+1 Gaussian mechanisms per iteration)
+  3. optional decoder warm-up on z ~ prior → inverse-PCA(z)  (post-processing: free)
+  4. DP-SGD on the ELBO  E_q[log p(x|z)] − KL(q(z|x) ‖ p_MoG(z)),  q = N(PCA(x), diag σ²_φ(x)),
+     KL by a one-sample Monte Carlo estimate log q(z|x) − log p_MoG(z) (no closed form for a MoG).
+Sampling: z ~ MoG, x = decoder(z); the label is the argmax of the decoded one-hot label block.
+The codes are clipped to the DP-EM radius both when the prior is fitted and when the encoder emits
+them (the official code fits on clipped codes but trains on unclipped ones; papers.md defect 5).
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+from torch import nn
+
+from dpcore.data.dataset import Dataset
+from dpcore.errors import InvalidParameter, check_int, check_positive, check_probability
+from dpcore.models import _common as C
+from dpcore.models._neural import NeuralSynthesizer
+from dpcore.models._training import EpsilonMeter, Progress, sgd_steps, train_sgd
+from dpcore.models.base import Callback, FitResult, PrivacyBudget
+from dpcore.privacy.ledger import PrivacyLedger
+
+
+def _f(default, help: str):
+    return field(default=default, metadata={"help": help})
+
+
+@dataclass(frozen=True)
+class PGMConfig:
+    """Hyperparameters of PGM (P3GM without noise, ε = ∞); P3GM adds the privacy knobs."""
+
+    pca_dim: int = _f(30, "latent dimension d_p = number of (DP-)PCA components (paper: 10–100 work, 30 best)")
+    components: int = _f(1, "mixture components K of the latent prior (1 in every official run)")
+    em_iters: int = _f(20, "(DP-)EM iterations fitting the mixture prior")
+    hidden: int = _f(1000, "hidden units of the encoder-variance and decoder MLPs")
+    epochs: int = _f(4, "passes over the training rows in the (DP-)SGD phase")
+    batch_size: int = _f(300, "expected batch size (DP-SGD samples each row with probability B/N)")
+    lr: float = _f(1e-3, "Adam learning rate")
+    likelihood: str = _f("gaussian", "decoder likelihood: 'gaussian' (squared error, the official code's; measured "
+                         "best on Fashion-MNIST at ε = 1) or 'bernoulli' (cross-entropy)")
+    recon_scale: float = _f(0.7071, "standard deviation of the Gaussian likelihood (0.707: plain squared error)")
+    label_weight: float = _f(1.0, "weight of the one-hot label block in the reconstruction loss")
+    warmup_steps: int = _f(300, "decoder warm-up steps on z ~ prior → inverse-PCA(z) (free post-processing; 0 = off; "
+                           "skipped for tables with normalized codes, whose inverse is not in value space)")
+    pca_center: str = _f("noisy", "centre for PCA: 'noisy' (a private mean, in the ledger), 'public' (0.5) or 'none'")
+    pca_codes: str = _f("normalized", "encoder mean: 'normalized' (DPPCA.transform of unit-norm rows, radius 1) "
+                        "or 'raw' (projection of the raw rows, clipped to code_radius)")
+    code_radius: float | None = _f(None, "L2 radius of the codes seen by (DP-)EM and the encoder "
+                                   "(None: 1 for 'normalized', 10 for 'raw')")
+    seed: int = _f(0, "random seed (same config and seed → same run)")
+    device: str = _f("cpu", "'cpu', 'cuda' or 'auto' (CUDA when available)")
+
+    def __post_init__(self) -> None:
+        C.check_common(self)
+        check_int("pca_dim", self.pca_dim)
+        check_int("components", self.components)
+        check_int("em_iters", self.em_iters)
+        check_int("warmup_steps", self.warmup_steps, minimum=0)
+        check_positive("label_weight", self.label_weight)
+        if self.pca_center not in ("noisy", "public", "none"):
+            raise InvalidParameter(f"pca_center must be 'noisy', 'public' or 'none', got {self.pca_center!r}")
+        if self.pca_codes not in ("normalized", "raw"):
+            raise InvalidParameter(f"pca_codes must be 'normalized' or 'raw', got {self.pca_codes!r}")
+        if self.code_radius is not None:
+            check_positive("code_radius", self.code_radius)
+
+    @property
+    def radius(self) -> float:
+        """The code radius in force (DPPCA's clip norm 1 for normalized codes)."""
+        if self.code_radius is not None:
+            return float(self.code_radius)
+        return 1.0 if self.pca_codes == "normalized" else 10.0
+
+
+@dataclass(frozen=True)
+class P3GMConfig(PGMConfig):
+    """P3GM: PGM plus the total budget and its split; the noise is calibrated, never typed in."""
+
+    epsilon: float = _f(1.0, "total privacy budget ε of the run (PCA + EM + DP-SGD, RDP accountant)")
+    delta: float = _f(1e-5, "δ of the (ε, δ) guarantee")
+    encoder_share: float = _f(0.3, "share of the budget spent on DP-PCA + DP-EM (0.1–0.3 works best)")
+    max_grad_norm: float = _f(1.0, "per-example gradient clipping norm C of DP-SGD")
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        PrivacyBudget(self.epsilon, self.delta)
+        if not math.isfinite(self.epsilon):
+            raise InvalidParameter("epsilon must be finite for a private model (use pgm/vae for ε = ∞)")
+        check_probability("encoder_share", self.encoder_share)
+        check_positive("max_grad_norm", self.max_grad_norm)
+
+
+@dataclass(frozen=True)
+class P3GMAEConfig(P3GMConfig):
+    """P3GM-AE: the encoder variance is fixed at 0 (z = the clipped PCA code); only the decoder learns."""
+
+
+def clip_codes(Z: np.ndarray, radius: float | None) -> np.ndarray:
+    """Rows of Z scaled onto the L2 ball of `radius` (what DP-EM fits; the encoder emits the same)."""
+    if radius is None or not math.isfinite(radius):
+        return Z.astype(np.float32)
+    norms = np.linalg.norm(Z, axis=1, keepdims=True)
+    return (Z * np.minimum(1.0, radius / np.maximum(norms, 1e-12))).astype(np.float32)
+
+
+class P3GM(NeuralSynthesizer):
+    """P3GM synthesizer (see the module docstring). `P3GM(pca_dim=10).fit(train).sample(100)`."""
+
+    name = "p3gm"
+    label = "P3GM"
+    config_class = P3GMConfig
+    private = True
+    variational = True
+
+    def __init__(self, config=None, **overrides):
+        super().__init__(config, **overrides)
+        self.pca: dict[str, np.ndarray] = {}
+        self.code_radius = math.inf
+        self.pca_: object | None = None  # the fitted DPPCA (kept for inspection, not saved)
+
+    def fit(self, train: Dataset, budget: PrivacyBudget | None = None,
+            callback: Callback | None = None) -> FitResult:
+        t0 = time.perf_counter()
+        cfg = self.config
+        X, k = C.model_matrix(train)
+        n, D = X.shape
+        if cfg.pca_dim > D:
+            raise InvalidParameter(f"pca_dim ({cfg.pca_dim}) exceeds the number of model columns "
+                                   f"({D} = features + one-hot label)")
+        if cfg.batch_size >= n:
+            raise InvalidParameter(f"batch_size ({cfg.batch_size}) must be smaller than the rows ({n})")
+        eps, delta = self._budget(budget)
+        self.template, self.n_features, self.n_classes = C.empty_template(train), train.n_features, k
+        self.width = D
+        self.ledger = PrivacyLedger()
+        rng = np.random.default_rng(cfg.seed)
+        gen = C.torch_generator(cfg.seed)
+        steps = sgd_steps(n, cfg.batch_size, cfg.epochs)
+        sig = self._calibrate(eps, delta, n, steps)
+        meter = EpsilonMeter(self.ledger, delta, self.private)
+        warmup = cfg.warmup_steps if (cfg.pca_codes == "raw" or train.is_image) else 0
+        prog = Progress(2 + warmup + steps, callback, meter)
+
+        Z = self._fit_pca(X, sig, rng)
+        if prog.event("pca"):
+            self._fit_prior(Z, sig, rng)
+            prog.event("em")
+        else:  # stopped right after PCA: an uninformed N(0, r²/d · I) prior keeps sample() usable
+            self._fit_prior(Z, {**sig, "em_sigma": None}, rng)
+        self._build_nets(D, gen)
+        if not prog.stopped and warmup:
+            self._warmup(prog, warmup)
+        done = self._train(X, gen, sig, prog) if not prog.stopped else 0
+        self.calibration["sgd_steps_done"] = done
+        self.fit_result = FitResult(epsilon=meter(), delta=delta, steps=prog.step,
+                                    stopped=prog.stopped, seconds=time.perf_counter() - t0)
+        return self.fit_result
+
+    def encode(self, x) -> np.ndarray:
+        """Encoder means: the PCA projection of the rows, clipped exactly as DP-EM clipped them.
+
+        normalized: clip(clip(x, 1) − mean, 1) · V (= DPPCA.transform; norm ≤ 1 = code radius);
+        raw: clip((x − mean) · V, code_radius).
+        """
+        self._check_fitted()
+        return self._codes(self._rows(x))
+
+    def _codes(self, X: np.ndarray) -> np.ndarray:
+        from dpcore.privacy.mechanisms import clip_rows
+
+        V, mean = self.pca["components"], self.pca["mean"]
+        if self.config.pca_codes == "normalized":
+            U = clip_rows(X, 1.0) if self.config.pca_center == "noisy" else X
+            Z = clip_rows(U - mean, 1.0) @ V
+        else:
+            Z = (X - mean) @ V
+        return clip_rows(Z, self.code_radius).astype(np.float32)
+
+    def encode_logvar(self, x) -> np.ndarray:
+        """Encoder log-variances (−inf for P3GM-AE, whose encoder is deterministic)."""
+        self._check_fitted()
+        X = self._rows(x)
+        if self.encoder is None:
+            return np.full((X.shape[0], self.config.pca_dim), -np.inf, np.float32)
+        with torch.no_grad():
+            return self._logvar(torch.as_tensor(X, device=self.device)).cpu().numpy()
+
+    # ------------------------------------------------------------------ phases
+    def _calibrate(self, eps: float, delta: float, n: int, steps: int) -> dict:
+        if not self.private:
+            self.calibration = {"sgd_steps": steps}
+            return {}
+        from dpcore.privacy.accountant import calibrate_p3gm
+
+        cfg = self.config
+        cal = calibrate_p3gm(eps, delta, cfg.encoder_share, n, cfg.batch_size, cfg.epochs,
+                             components=cfg.components, em_iters=cfg.em_iters, center=cfg.pca_center)
+        sig = {"pca_sigma": cal.pca_sigma, "em_sigma": cal.em_sigma, "sgd_sigma": cal.sgd_sigma,
+               "mean_sigma": cal.mean_sigma}
+        self.calibration = {**sig, "planned_epsilon": cal.epsilon, "sgd_steps": steps}
+        return sig
+
+    def _fit_pca(self, X: np.ndarray, sig: dict, rng: np.random.Generator) -> np.ndarray:
+        """DP-PCA (PGM: the same without noise, nothing recorded); returns the clipped codes."""
+        from dpcore.privacy.dp_pca import DPPCA
+
+        cfg = self.config
+        pca = DPPCA(pca_dim=cfg.pca_dim, noise_multiplier=sig.get("pca_sigma"), center=cfg.pca_center,
+                    public_center=0.5 if cfg.pca_center == "public" else None,
+                    mean_noise_multiplier=sig.get("mean_sigma"))
+        pca.fit(X, self.ledger, rng)
+        self.pca_ = pca
+        self.code_radius = cfg.radius
+        self.pca = {"components": np.asarray(pca.components_, np.float32),
+                    "mean": np.asarray(pca.mean_, np.float32)}
+        return self._codes(X)
+
+    def _fit_prior(self, Z: np.ndarray, sig: dict, rng: np.random.Generator) -> None:
+        """DP-EM on the clipped codes (PGM: plain EM, the same code without noise)."""
+        from dpcore.privacy.dp_em import DPEM
+
+        cfg = self.config
+        if sig.get("em_sigma", 0.0) is None and self.private:  # stopped before DP-EM: N(0, r²/d)
+            d = Z.shape[1]
+            w, m, v = np.ones(1), np.zeros((1, d)), np.full((1, d), self.code_radius ** 2 / d)
+        else:
+            em = DPEM(n_components=cfg.components, n_iter=cfg.em_iters,
+                      noise_multiplier=sig.get("em_sigma"), code_radius=self.code_radius)
+            em.fit(Z, self.ledger, rng)
+            w, m, v = em.weights_, em.means_, em.variances_
+            if sig.get("em_sigma") is not None:
+                # Post-processing: a variance below the noise std of its own release
+                # (σ_e·r²/ñ_k) is noise, and a near-zero prior variance blows the KL up.
+                floor = sig["em_sigma"] * self.code_radius ** 2 / np.maximum(w * Z.shape[0], 1.0)
+                v = np.maximum(v, floor[:, None])
+        self.mog = {"weights": np.asarray(w, np.float32).reshape(-1),
+                    "means": np.asarray(m, np.float32).reshape(-1, Z.shape[1]),
+                    "variances": np.maximum(np.asarray(v, np.float32).reshape(-1, Z.shape[1]), 1e-8)}
+
+    def _build_nets(self, width: int, gen: torch.Generator) -> None:
+        cfg = self.config
+        self.decoder = C.seeded_mlp([cfg.pca_dim, cfg.hidden, width], gen).to(self.device)
+        self.encoder = (C.seeded_mlp([width, cfg.hidden, cfg.pca_dim], gen).to(self.device)
+                        if self.variational else None)
+        if self.encoder is not None and self.mog:
+            # Start q(z|x) as wide as the prior per dimension (log of the mean prior variance):
+            # uses only the released MoG, and saves DP-SGD steps spent on shrinking σ_φ.
+            last = self.encoder[-1]
+            with torch.no_grad():
+                last.weight.mul_(0.01)
+                last.bias.copy_(torch.as_tensor(np.log(self.mog["variances"].mean(0))))
+
+    def _warmup(self, prog: Progress, steps: int) -> None:
+        """Decoder on z ~ prior → inverse-PCA(z): uses only DP outputs (post-processing, ε-free)."""
+        cfg = self.config
+        comps = torch.as_tensor(self.pca["components"], device=self.device)
+        mean = torch.as_tensor(self.pca["mean"], device=self.device)
+        opt = torch.optim.Adam(self.decoder.parameters(), lr=cfg.lr)
+        rng = np.random.default_rng([cfg.seed, 1])
+        for _ in range(steps):
+            z, _ = C.mog_sample(cfg.batch_size, self.mog["weights"], self.mog["means"],
+                                self.mog["variances"], rng)
+            z = torch.as_tensor(clip_codes(z, self.code_radius), device=self.device)
+            target = z @ comps.T + mean
+            if cfg.pca_codes == "normalized":  # unit-norm row space → pixels: images peak at 1
+                target = target / target.amax(1, keepdim=True).clamp_min(1e-3)
+            target = target.clamp(0.0, 1.0)
+            loss = self._recon(self.decoder(z), target).mean()
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            value = float(loss.detach())
+            C.check_finite(value, "warmup", prog.step + 1)
+            if not prog.event("warmup", {"recon": value, "loss": value}):
+                return
+
+    def _logvar(self, x: torch.Tensor) -> torch.Tensor:
+        return self.encoder(x).clamp(-12.0, 6.0)
+
+    def _train(self, X: np.ndarray, gen: torch.Generator, sig: dict, prog: Progress) -> int:
+        cfg = self.config
+        Xt = torch.as_tensor(X, device=self.device)
+        codes = torch.as_tensor(self.encode(X), device=self.device)
+        weights, means, variances = (torch.as_tensor(self.mog[k], device=self.device)
+                                     for k in ("weights", "means", "variances"))
+        module = nn.ModuleDict({"decoder": self.decoder})
+        if self.encoder is not None:
+            module["encoder"] = self.encoder
+        noise_gen = gen if self.device.type == "cpu" else torch.Generator(self.device).manual_seed(cfg.seed)
+
+        def loss_fn(idx: torch.Tensor) -> dict[str, torch.Tensor]:
+            x, mu = Xt[idx], codes[idx]
+            if self.encoder is None:  # P3GM-AE: z is the code itself
+                return {"recon": self._recon(self.decoder(mu), x)}
+            logvar = self._logvar(x)
+            e = torch.randn(mu.shape, generator=noise_gen, device=self.device)
+            z = mu + torch.exp(0.5 * logvar) * e
+            kl = C.diag_gauss_logpdf(z, mu, logvar) - C.mog_logpdf(z, weights, means, variances)
+            return {"recon": self._recon(self.decoder(z), x), "kl": kl}
+
+        return train_sgd(module, loss_fn, n=X.shape[0], batch_size=cfg.batch_size,
+                         steps=self.calibration["sgd_steps"], lr=cfg.lr, private=self.private,
+                         ledger=self.ledger, noise_multiplier=sig.get("sgd_sigma", 0.0),
+                         max_grad_norm=getattr(cfg, "max_grad_norm", 1.0),
+                         generator=noise_gen, device=self.device, progress=prog)
+
+    # ------------------------------------------------------------------ persistence
+    def _extra_tensors(self) -> dict[str, np.ndarray]:
+        return {f"pca.{k}": v for k, v in self.pca.items()}
+
+    def _extra_json(self) -> dict:
+        return {"code_radius": self.code_radius}
+
+    def _restore(self, tensors, meta) -> None:
+        self.pca = {k: tensors[f"pca.{k}"].numpy() for k in ("components", "mean")}
+        self.code_radius = C.as_float(meta["code_radius"])
+
+
+class PGM(P3GM):
+    """PGM: P3GM's pipeline without noise (exact PCA, plain EM, plain SGD); ε = ∞."""
+
+    name = "pgm"
+    label = "PGM (ε = ∞)"
+    config_class = PGMConfig
+    private = False
+
+
+class P3GMAE(P3GM):
+    """P3GM-AE: encoder variance fixed at 0 — the decoder learns from the clipped PCA codes alone."""
+
+    name = "p3gm-ae"
+    label = "P3GM-AE"
+    config_class = P3GMAEConfig
+    variational = False

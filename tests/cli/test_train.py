@@ -1,0 +1,67 @@
+"""`python -m dpcore train` / `sample` on digits, in-process (the dispatcher's main)."""
+import json
+
+import numpy as np
+import pytest
+
+from dpcore.cli import main
+from dpcore.privacy.accountant import epsilon as accountant_epsilon
+from dpcore.privacy.ledger import PrivacyLedger
+
+TINY = ["--pca-dim", "8", "--hidden", "32", "--epochs", "1", "--batch-size", "100", "--warmup-steps", "5"]
+
+
+def test_train_then_sample(tmp_path, capsys):
+    out = tmp_path / "runs" / "r1"
+    rc = main(["train", "--model", "p3gm", "--dataset", "digits", "--epsilon", "1", "--delta", "1e-5",
+               "--encoder-share", "0.3", "--components", "1", "--seed", "0", *TINY,
+               "--out", str(out), "--json"])
+    assert rc == 0
+    res = json.loads(capsys.readouterr().out)
+    assert res["run"] == str(out) and res["status"] == "done" and res["seconds"] > 0
+    assert res["epsilon"] == accountant_epsilon(PrivacyLedger.from_list(res["ledger"]), res["delta"])
+    assert res["params"]["pca_dim"] == 8 and res["delta"] == 1e-5
+
+    for ext in ("csv", "npz", "png"):
+        target = tmp_path / f"synth.{ext}"
+        assert main(["sample", str(out), "--n", "40", "--out", str(target), "--json"]) == 0
+        info = json.loads(capsys.readouterr().out)
+        assert info["rows"] == 40 and target.stat().st_size > 0
+    import pandas as pd
+
+    frame = pd.read_csv(tmp_path / "synth.csv")
+    assert frame.shape == (40, 65) and "label" in frame.columns
+    arrays = np.load(tmp_path / "synth.npz")
+    assert arrays["images"].shape == (40, 8, 8) and arrays["labels"].shape == (40,)
+    assert (tmp_path / "synth.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_non_private_model_reports_infinite_epsilon(tmp_path, capsys):
+    rc = main(["train", "--model", "vae", "--dataset", "digits", "--latent-dim", "4", "--hidden", "16",
+               "--epochs", "1", "--batch-size", "100", "--out", str(tmp_path / "v"), "--json"])
+    assert rc == 0
+    res = json.loads(capsys.readouterr().out)
+    assert res["epsilon"] == "inf" and res["ledger"] == []
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--model", "p3gm", "--dataset", "digits", "--epsilon", "0"], "epsilon"),
+    (["--model", "p3gm", "--dataset", "digits", "--epsilon", "-2"], "epsilon"),
+    (["--model", "nope", "--dataset", "digits"], "model"),
+    (["--model", "p3gm", "--dataset", "digits", "--pca-dim", "1000"], "pca_dim"),
+    (["--model", "vae", "--dataset", "digits", "--epsilon", "1"], "epsilon"),
+    (["--model", "p3gm"], "--dataset"),
+    (["--model", "p3gm", "--dataset", "no-such-set"], "no-such-set"),
+])
+def test_bad_arguments_exit_2_with_one_line(tmp_path, capsys, argv, words):
+    with pytest.raises(SystemExit) as e:
+        raise SystemExit(main(["train", *argv, "--out", str(tmp_path / "x")]))
+    assert e.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert words in err and len(err.splitlines()) == 1
+    assert not (tmp_path / "x").exists()
+
+
+def test_sample_from_a_missing_run_exits_2(tmp_path, capsys):
+    assert main(["sample", str(tmp_path / "nothing"), "--out", str(tmp_path / "a.csv")]) == 2
+    assert "not a run" in capsys.readouterr().err

@@ -1,0 +1,164 @@
+"""P3GM, PGM and P3GM-AE on the digits set: shapes, schema, privacy, encoder, persistence, stop."""
+import math
+
+import numpy as np
+import pytest
+
+from dpcore.data import load_split
+from dpcore.errors import InvalidParameter
+from dpcore.models import get_model, load_model, make_model
+from dpcore.models._common import model_matrix
+from dpcore.privacy.accountant import epsilon as accountant_epsilon
+from dpcore.privacy.mechanisms import clip_rows
+
+TINY = dict(pca_dim=8, hidden=32, epochs=1, batch_size=100, warmup_steps=5)
+
+
+@pytest.fixture(scope="module")
+def digits():
+    return load_split("digits", seed=0)
+
+
+@pytest.fixture(scope="module")
+def fitted(digits):
+    out = {}
+    for name in ("p3gm", "pgm", "p3gm-ae"):
+        events = []
+        model = make_model(name, **TINY)
+        result = model.fit(digits[0], callback=events.append)
+        out[name] = (model, result, events)
+    return out
+
+
+@pytest.mark.parametrize("name", ["p3gm", "pgm", "p3gm-ae"])
+def test_samples_have_the_original_schema(fitted, digits, name):
+    model, result, _ = fitted[name]
+    train = digits[0]
+    s = model.sample(37, seed=1)
+    assert s.features.shape == (37, train.n_features)
+    assert s.features.dtype == np.float32 and s.features.min() >= 0 and s.features.max() <= 1
+    assert s.labels.shape == (37,) and s.labels.min() >= 0 and s.labels.max() < train.n_classes
+    assert s.label_names == train.label_names and s.image_shape == train.image_shape
+    assert s.meta.get("synthetic") is True
+    assert len(s.to_frame()) == 37
+
+
+@pytest.mark.parametrize("name", ["p3gm", "p3gm-ae"])
+def test_epsilon_is_the_accountants_and_close_to_the_budget(fitted, name):
+    model, result, events = fitted[name]
+    led = model.privacy_ledger()
+    assert result.epsilon == accountant_epsilon(led, result.delta)
+    assert 0.9 < result.epsilon <= 1.0 + 1e-6  # calibrated to the default budget ε = 1
+    names = {r.name for r in led}
+    assert {"dp-pca", "dp-sgd"} <= names and any(n.startswith("dp-em") for n in names)
+    eps = [e.epsilon for e in events]
+    assert eps == sorted(eps) and eps[-1] == result.epsilon
+    assert [e.phase for e in events][:2] == ["pca", "em"]
+    assert {"warmup", "sgd"} <= {e.phase for e in events}
+    assert events[-1].step == events[-1].total_steps == result.steps
+
+
+def test_pgm_is_labelled_non_private(fitted):
+    model, result, events = fitted["pgm"]
+    assert math.isinf(result.epsilon) and len(model.privacy_ledger()) == 0
+    assert all(math.isinf(e.epsilon) for e in events)
+
+
+def test_sgd_losses_by_term(fitted):
+    _, _, events = fitted["p3gm"]
+    last = [e for e in events if e.phase == "sgd"][-1].losses
+    assert set(last) == {"recon", "kl", "loss"}
+    assert last["loss"] == pytest.approx(last["recon"] + last["kl"], rel=1e-5)
+    ae_last = [e for e in fitted["p3gm-ae"][2] if e.phase == "sgd"][-1].losses
+    assert set(ae_last) == {"recon", "loss"}
+
+
+def test_encoder_mean_is_the_dp_pca_projection(fitted, digits):
+    model, _, _ = fitted["p3gm"]
+    X, _ = model_matrix(digits[1])
+    codes = model.encode(digits[1])
+    np.testing.assert_allclose(codes, model.pca_.transform(X), atol=1e-5)
+    # clipped exactly as DP-EM clipped the codes it fitted the prior on
+    np.testing.assert_allclose(codes, clip_rows(codes, model.code_radius), atol=1e-6)
+    assert np.linalg.norm(codes, axis=1).max() <= model.code_radius + 1e-5
+    prior = model.latent_prior()
+    assert prior["means"].shape == (1, 8) and prior["weights"].sum() == pytest.approx(1, abs=1e-5)
+    # P3GM-AE: deterministic encoder (variance 0)
+    assert np.all(np.isneginf(fitted["p3gm-ae"][0].encode_logvar(digits[1])))
+
+
+def test_raw_codes_and_several_components(digits):
+    model = make_model("p3gm", pca_codes="raw", code_radius=3.0, components=3, **TINY)
+    model.fit(digits[0])
+    X, _ = model_matrix(digits[1])
+    expect = clip_rows((X - model.pca["mean"]) @ model.pca["components"], 3.0)
+    np.testing.assert_allclose(model.encode(X), expect, atol=1e-5)
+    assert model.latent_prior()["means"].shape == (3, 8)
+    assert model.sample(10, seed=0).n == 10
+
+
+def test_save_load_samples_the_same_rows(fitted, tmp_path):
+    for name, (model, _, _) in fitted.items():
+        model.save(tmp_path / name)
+        again = load_model(tmp_path / name)
+        assert type(again) is get_model(name)
+        a, b = model.sample(20, seed=3), again.sample(20, seed=3)
+        np.testing.assert_array_equal(a.features, b.features)
+        np.testing.assert_array_equal(a.labels, b.labels)
+        assert again.privacy_ledger().to_list() == model.privacy_ledger().to_list()
+        assert again.fit_result == model.fit_result
+
+
+def test_same_seed_same_model(fitted, digits):
+    first, result, events = fitted["p3gm"]
+    again = make_model("p3gm", **TINY)
+    res2 = again.fit(digits[0])
+    np.testing.assert_array_equal(first.sample(15, seed=0).features, again.sample(15, seed=0).features)
+    assert res2.epsilon == result.epsilon and res2.steps == result.steps
+    other = first.sample(15, seed=1).features
+    assert not np.array_equal(other, again.sample(15, seed=0).features)
+
+
+def test_stop_keeps_a_usable_model(digits):
+    model = make_model("p3gm", **TINY)
+    seen = []
+
+    def cb(ev):
+        seen.append(ev)
+        return not (ev.phase == "sgd" and ev.step >= 10)
+
+    res = model.fit(digits[0], callback=cb)
+    assert res.stopped and seen[-1].phase == "sgd" and res.steps == seen[-1].step
+    assert res.epsilon == accountant_epsilon(model.privacy_ledger(), res.delta) < 1.0
+    assert model.sample(5, seed=0).n == 5
+
+
+@pytest.mark.parametrize("kw, word", [({"epsilon": 0}, "epsilon"), ({"epsilon": -1}, "epsilon"),
+                                      ({"encoder_share": 1.5}, "encoder_share"),
+                                      ({"pca_dim": 0}, "pca_dim"), ({"likelihood": "poisson"}, "likelihood")])
+def test_bad_parameters_name_themselves(kw, word):
+    with pytest.raises(InvalidParameter, match=word):
+        make_model("p3gm", **kw)
+
+
+def test_pca_dim_larger_than_columns(digits):
+    with pytest.raises(InvalidParameter, match="pca_dim"):
+        make_model("p3gm", **{**TINY, "pca_dim": 500}).fit(digits[0])
+
+
+def test_infinite_budget_is_refused_for_p3gm():
+    with pytest.raises(InvalidParameter, match="epsilon"):
+        make_model("p3gm", epsilon=math.inf)
+
+
+def test_tabular_rows_decode_to_the_original_columns(tmp_path):
+    train, _ = load_split("two-gaussians", dim=5, n=600)
+    model = make_model("p3gm", pca_dim=3, hidden=16, epochs=1, batch_size=50)
+    events = []
+    model.fit(train, callback=events.append)
+    assert "warmup" not in {e.phase for e in events}  # normalized codes have no value-space inverse
+    frame = model.sample(6, seed=0).to_frame()
+    assert list(frame.columns) == list(train.to_frame().columns)
+    model.save(tmp_path)
+    again = load_model(tmp_path).sample(6, seed=0).to_frame()
+    assert frame.equals(again)
