@@ -1,0 +1,217 @@
+"""Benchmark (not a test): the L-VAE outlier experiment and GS-WGAN's CPU configuration on
+Fashion-MNIST (papers.md §3, §4).
+
+1. Outlier: 9 999 training images + one all-white image. A vanilla VAE, the spectral L-VAE
+   (certified) and the gradient-penalty L-VAE (not certified) are trained on them; for each:
+   the outlier's distance to its nearest synthetic sample (next to the distance from the outlier
+   to the nearest real test image, i.e. what "not reproduced" looks like), its reconstruction
+   error, its Monte Carlo MIA score rank among 2 000 targets (rank 1 = most exposed), the MIA
+   AUC, and sample quality (MLP trained on synthetic, tested on the real test split).
+2. GS-WGAN with the CPU configuration (ndis = 200 for 60k rows) at ε = 10 on the 60 000 training
+   images: ε (accountant), classifier accuracy and time, next to the paper's ε = 10 number (MLP
+   accuracy 0.65). `--part gswgan-digits`: accuracy against ε (∞, 1000, 100, 10) on digits.
+
+Wall and process CPU seconds are both reported (on an oversubscribed machine wall time says
+little). Run with OMP_WAIT_POLICY=PASSIVE on a shared machine.
+
+    .venv/bin/python bench/baselines.py [--json] [--quick] [--part outlier|gswgan|gswgan-digits|all]
+                                        [--ndis 200] [--threads 2]
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+PAPER = {"gs-wgan": {"epsilon": 10.0, "delta": 1e-5, "mlp_accuracy": 0.65, "inception_score": 5.32,
+                     "steps": 20_000, "n_discriminators": 1000, "hardware": "GPU (about 22 GB)"}}
+
+
+class Clock:
+    def __enter__(self):
+        self.wall, self.cpu = time.perf_counter(), time.process_time()
+        return self
+
+    def __exit__(self, *exc):
+        self.wall = time.perf_counter() - self.wall
+        self.cpu = time.process_time() - self.cpu
+
+
+def accuracy(synthetic, test, seed: int = 0) -> float:
+    """MLP (784 → 256 → 10) trained on synthetic rows, accuracy on the real test split."""
+    import torch
+
+    from dpcore.evaluate.utility import _predict, train_image_classifier
+
+    net = train_image_classifier(synthetic.features, synthetic.labels, 10, kind="mlp", seed=seed,
+                                 device="cpu")
+    pred = _predict(net, torch.as_tensor(test.features)).argmax(1)
+    return float((pred == test.labels).mean())
+
+
+def nearest(x: np.ndarray, rows: np.ndarray) -> float:
+    return float(np.sqrt(((rows - x[None]) ** 2).sum(1).min()))
+
+
+OUTLIER_MODELS = ("vae", "vae-large", "lvae-spectral", "lvae-penalty")
+
+
+def outlier_experiment(quick: bool, names=OUTLIER_MODELS) -> dict:
+    from dpcore.data import load_split
+    from dpcore.evaluate.mia import monte_carlo_mia
+    from dpcore.models.lvae import LVAE, LVAEConfig
+    from dpcore.models.vae import VAE, VAEConfig
+
+    full, test = load_split("fashion-mnist", seed=0)
+    keep = np.sort(np.random.default_rng(0).choice(full.n, 9_999, replace=False))
+    from dpcore.data import add_outlier
+
+    train = add_outlier(full.subset(keep))
+    out_row = train.features[train.outlier_index]
+    epochs = 4 if quick else 20
+    n_syn = 10_000 if quick else 20_000
+    common = dict(latent_dim=8, hidden=256, epochs=epochs, batch_size=64)
+    makers = {
+        "vae": lambda: VAE(VAEConfig(**common)),
+        # the P3GM paper's VAE size (latent 30, hidden 1000): more room to memorise the outlier
+        "vae-large": lambda: VAE(VAEConfig(epochs=epochs, batch_size=64)),
+        "lvae-spectral": lambda: LVAE(LVAEConfig(variant="spectral", lipschitz=2.0, **common)),
+        "lvae-penalty": lambda: LVAE(LVAEConfig(variant="penalty", lipschitz=2.0, **common)),
+    }
+    models = {name: makers[name]() for name in names}
+    result = {"setup": {"train_rows": train.n, "outlier_index": train.outlier_index, "epochs": epochs,
+                        "synthetic": n_syn, "outlier_to_nearest_test_image": nearest(out_row, test.features),
+                        "member_median_nearest_test": float(np.median(
+                            [nearest(train.features[i], test.features[:2000]) for i in range(0, 200)]))},
+              "models": {}}
+    for name, model in models.items():
+        with Clock() as c:
+            model.fit(train)
+        syn = model.sample(n_syn, seed=1)
+        mia = monte_carlo_mia(syn, train, test, n_targets=1000, features="pca40", seed=0, delta=1e-5,
+                              device="cpu")
+        z = model.encode(train.subset(np.array([train.outlier_index])))
+        recon = model.decode(z)[0, :train.n_features]
+        row = {"fit_wall_s": round(c.wall, 1), "fit_cpu_s": round(c.cpu, 1),
+               "outlier_nearest_synthetic": nearest(out_row, syn.features),
+               "outlier_reconstruction_error": float(np.linalg.norm(np.clip(recon, 0, 1) - out_row)),
+               "outlier_mia_rank": mia.outlier_rank, "outlier_mia_score": mia.outlier_score,
+               "mia_auc": mia.auc, "mia_eps_lower_bound": mia.eps_lower_bound,
+               "accuracy": accuracy(syn, test)}
+        if hasattr(model, "privacy_claim"):
+            claim = model.privacy_claim()
+            row["claim"] = {k: claim[k] for k in ("certified", "epsilon", "delta", "lipschitz_bound",
+                                                  "empirical_lipschitz", "layer_product_bound")}
+        result["models"][name] = row
+    return result
+
+
+def gswgan_run(dataset: str, epsilon_target: float, quick: bool, **overrides) -> dict:
+    """One GS-WGAN fit with the CPU configuration (plus `overrides`), scored by MLP accuracy."""
+    from dpcore.data import load_split
+    from dpcore.models.base import PrivacyBudget
+    from dpcore.models.gswgan import GSWGAN, GSWGANConfig
+    from dpcore.privacy.accountant import epsilon
+
+    train, test = load_split(dataset, seed=0)
+    cfg = GSWGANConfig(**{"steps": 200 if quick else 1000, **overrides})
+    model = GSWGAN(cfg)
+    with Clock() as c:
+        res = model.fit(train, PrivacyBudget(epsilon_target, 1e-5))
+    syn = model.sample(min(10_000 if quick else 60_000, 10 * train.n), seed=1)
+    return {"dataset": dataset, "target_epsilon": epsilon_target,
+            "config": {k: getattr(cfg, k) for k in ("steps", "batch_size", "n_discriminators",
+                                                     "critic_steps", "critic_batch", "warmup_steps",
+                                                     "gen_hidden", "critic_hidden")},
+            "noise_multiplier_sigma": model.calibration["noise_multiplier"],
+            "epsilon": epsilon(model.privacy_ledger(), 1e-5) if len(model.privacy_ledger()) else math.inf,
+            "fit_result_epsilon": res.epsilon, "ledger": model.privacy_ledger().to_list(),
+            "accuracy": accuracy(syn, test), "sample_pixel_std": float(syn.features.std(0).mean()),
+            "real_pixel_std": float(train.features.std(0).mean()),
+            "fit_wall_s": round(c.wall, 1), "fit_cpu_s": round(c.cpu, 1), "synthetic": syn.n}
+
+
+def gswgan_experiment(quick: bool, ndis: int) -> dict:
+    row = gswgan_run("fashion-mnist", 10.0, quick, n_discriminators=ndis)
+    row["paper"] = PAPER["gs-wgan"]
+    row["gap_to_paper_accuracy"] = round(PAPER["gs-wgan"]["mlp_accuracy"] - row["accuracy"], 3)
+    return row
+
+
+def gswgan_digits_sweep(quick: bool) -> list[dict]:
+    """Accuracy against ε on digits (is it the noise or the model?): ε = ∞, 1000, 100, 10."""
+    return [gswgan_run("digits", eps, quick) for eps in (math.inf, 1000.0, 100.0, 10.0)]
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--quick", action="store_true", help="fewer epochs/steps (a smoke run)")
+    ap.add_argument("--part", choices=("outlier", "gswgan", "gswgan-digits", "all"), default="all",
+                    help="all = outlier + gswgan (Fashion-MNIST); gswgan-digits = ε sweep on digits")
+    ap.add_argument("--ndis", type=int, default=200, help="critics for the Fashion-MNIST GS-WGAN run")
+    ap.add_argument("--models", default=",".join(OUTLIER_MODELS),
+                    help="outlier experiment models, comma-separated: " + ", ".join(OUTLIER_MODELS))
+    ap.add_argument("--threads", type=int, default=2)
+    args = ap.parse_args(argv)
+    import torch
+
+    torch.set_num_threads(args.threads)
+    out: dict = {"quick": args.quick, "threads": args.threads}
+    if args.part in ("outlier", "all"):
+        with Clock() as c:
+            out["outlier"] = outlier_experiment(args.quick, [m for m in args.models.split(",") if m])
+        out["outlier"]["wall_s"] = round(c.wall, 1)
+    if args.part in ("gswgan", "all"):
+        with Clock() as c:
+            out["gswgan"] = gswgan_experiment(args.quick, args.ndis)
+        out["gswgan"]["wall_s"] = round(c.wall, 1)
+    if args.part == "gswgan-digits":
+        out["gswgan_digits"] = gswgan_digits_sweep(args.quick)
+    if args.json:
+        from dpcore.cli import print_json
+
+        print_json(out)
+    else:
+        _report(out)
+    return 0
+
+
+def _fmt(v) -> str:
+    if isinstance(v, float):
+        return "inf" if math.isinf(v) else f"{v:.4g}"
+    return str(v)
+
+
+def _report(out: dict) -> None:
+    if "outlier" in out:
+        o = out["outlier"]
+        print("L-VAE outlier experiment (Fashion-MNIST, 9 999 images + 1 all-white)")
+        print("  " + ", ".join(f"{k}={_fmt(v)}" for k, v in o["setup"].items()))
+        for name, row in o["models"].items():
+            print(f"  {name:14s} " + ", ".join(f"{k}={_fmt(v)}" for k, v in row.items() if k != "claim"))
+            if "claim" in row:
+                print(" " * 17 + "claim: " + ", ".join(f"{k}={_fmt(v)}" for k, v in row["claim"].items()))
+    if "gswgan" in out:
+        g = out["gswgan"]
+        print("GS-WGAN, CPU configuration, Fashion-MNIST (60 000 training images), target ε = 10")
+        print(f"  ε = {_fmt(g['epsilon'])}, σ = {_fmt(g['noise_multiplier_sigma'])}, "
+              f"MLP accuracy = {_fmt(g['accuracy'])} (paper at ε = 10: 0.65; gap "
+              f"{_fmt(g['gap_to_paper_accuracy'])}), fit {g['fit_wall_s']} s wall / {g['fit_cpu_s']} s CPU")
+        print(f"  config: {g['config']}; sample pixel std {_fmt(g['sample_pixel_std'])} "
+              f"(real {_fmt(g['real_pixel_std'])})")
+    for g in out.get("gswgan_digits", []):
+        print(f"GS-WGAN digits, target ε = {_fmt(g['target_epsilon'])}: ε = {_fmt(g['epsilon'])}, "
+              f"σ = {_fmt(g['noise_multiplier_sigma'])}, accuracy = {_fmt(g['accuracy'])}, sample std "
+              f"{_fmt(g['sample_pixel_std'])} (real {_fmt(g['real_pixel_std'])}), fit {g['fit_wall_s']} s "
+              f"wall / {g['fit_cpu_s']} s CPU")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

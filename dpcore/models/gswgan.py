@@ -1,0 +1,372 @@
+"""GS-WGAN: a gradient-sanitised, class-conditional Wasserstein GAN (Chen, Orekondy & Fritz 2020;
+papers.md §4).
+
+Only the generator is released, so only the gradient that flows from the discriminators into it
+is privatised: each generated row's gradient is clipped to C and noised (GradientSanitizer), then
+back-propagated through the generator. The ndis discriminators (critics, WGAN-GP, trained without
+noise and never saved) each see one disjoint shard of the data. Each generated row is routed to
+its own uniformly drawn critic, which is what makes every row a 1/ndis-subsampled Gaussian query
+(accounting and proof: dpcore.privacy.gradient_sanitizer). σ is calibrated from ε by the
+accountant; the ε reported is the accountant's ε of the ledger.
+
+The critics are one batched "ensemble" (weights stacked as (ndis, ...), gathered per step, each
+with its own Adam state), so tens to thousands of small MLP critics cost a few batched matmuls.
+Presets: `GSWGANConfig()` is the CPU configuration (minutes on digits); `GSWGANConfig.paper()`
+has the paper's scale (1000 critics, 20k steps, batch 32, 5 critic steps) and needs a GPU
+(device="auto"). Both use MLPs, not the paper's DCGAN. For a fixed ε the noise σ grows roughly
+like q·sqrt(T·B) (q = 1/ndis), so the signal-to-noise ratio of the whole run scales with ndis, not
+with T or B: a small data set (digits: 1.6k rows, at most ~50 useful shards) learns without noise
+but not at ε = 10 on a CPU budget (bench/baselines.py has the measured numbers).
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import nn
+
+from dpcore.data.dataset import Dataset
+from dpcore.errors import DataError, InvalidParameter, RunError, check_int, check_positive
+from dpcore.models import _common as C
+from dpcore.models._training import EpsilonMeter, Progress
+from dpcore.models.base import Callback, FitResult, PrivacyBudget
+from dpcore.privacy.gradient_sanitizer import GradientSanitizer, ledger_record, noise_for_epsilon
+from dpcore.privacy.ledger import PrivacyLedger
+
+
+def _f(default, help: str):
+    return field(default=default, metadata={"help": help})
+
+
+@dataclass(frozen=True)
+class GSWGANConfig:
+    """GS-WGAN hyperparameters; the defaults are the CPU configuration."""
+
+    epsilon: float = _f(10.0, "total privacy budget ε (RDP accountant); σ is calibrated to it")
+    delta: float = _f(1e-5, "δ of the (ε, δ) guarantee")
+    steps: int = _f(1000, "generator steps T")
+    batch_size: int = _f(32, "generated rows per generator step (sanitised queries per step)")
+    n_discriminators: int = _f(50, "critics ndis, one per disjoint data shard (sampling rate 1/ndis; "
+                                   "more critics: less noise for the same ε, but fewer rows each)")
+    critic_steps: int = _f(3, "updates of each queried critic before each generator step")
+    critic_batch: int = _f(16, "real rows (and fakes) per critic update")
+    warmup_steps: int = _f(100, "non-private pre-training updates of every critic")
+    clip: float = _f(1.0, "clipping norm C of each generated row's gradient")
+    gp_weight: float = _f(10.0, "WGAN-GP gradient-penalty weight λ")
+    latent_dim: int = _f(32, "generator input noise dimension")
+    gen_hidden: int = _f(256, "hidden units of the generator MLP (two layers)")
+    critic_hidden: int = _f(64, "hidden units of each critic MLP (two layers)")
+    lr_g: float = _f(5e-4, "generator Adam learning rate")
+    lr_d: float = _f(5e-4, "critic Adam learning rate")
+    beta1: float = _f(0.5, "Adam β1 (generator and critics)")
+    beta2: float = _f(0.9, "Adam β2 (generator and critics)")
+    seed: int = _f(0, "random seed (same config and seed → same run)")
+    device: str = _f("cpu", "'cpu', 'cuda' or 'auto' (CUDA when available)")
+
+    def __post_init__(self) -> None:
+        C.check_common(self)
+        if not math.isinf(self.epsilon):
+            PrivacyBudget(self.epsilon, self.delta)
+        for name in ("steps", "batch_size", "n_discriminators", "critic_steps", "critic_batch",
+                     "latent_dim", "gen_hidden", "critic_hidden"):
+            check_int(name, getattr(self, name))
+        check_int("warmup_steps", self.warmup_steps, minimum=0)
+        for name in ("clip", "lr_g", "lr_d"):
+            check_positive(name, getattr(self, name))
+        check_positive("gp_weight", self.gp_weight)
+        for name in ("beta1", "beta2"):
+            if not 0 <= getattr(self, name) < 1:
+                raise InvalidParameter(f"{name} must lie in [0, 1), got {getattr(self, name)!r}")
+
+    @classmethod
+    def paper(cls, **overrides) -> "GSWGANConfig":
+        """The paper's scale (needs a GPU: about 1000 × the CPU configuration's critic work)."""
+        values = dict(steps=20_000, batch_size=32, n_discriminators=1000, critic_steps=5,
+                      critic_batch=32, warmup_steps=2000, latent_dim=32, gen_hidden=512,
+                      critic_hidden=256, lr_g=1e-4, lr_d=1e-4, device="auto")
+        values.update(overrides)
+        return cls(**values)
+
+
+PRESETS = {"cpu": GSWGANConfig, "paper": GSWGANConfig.paper}
+
+
+class _Generator(nn.Module):
+    """(z, one-hot y) → MLP → sigmoid: rows in [0, 1] like every Dataset's features."""
+
+    def __init__(self, latent: int, n_classes: int, hidden: int, width: int, gen: torch.Generator):
+        super().__init__()
+        self.n_classes = n_classes
+        self.mlp = C.seeded_mlp([latent + n_classes, hidden, hidden, width], gen)
+
+    def forward(self, z: torch.Tensor, y: torch.Tensor | None) -> torch.Tensor:
+        if self.n_classes:
+            z = torch.cat([z, nn.functional.one_hot(y, self.n_classes).to(z.dtype)], dim=1)
+        return torch.sigmoid(self.mlp(z))
+
+
+class CriticEnsemble:
+    """ndis MLP critics (in → h → h → 1, LeakyReLU 0.2) stacked in tensors, with per-critic Adam.
+
+    `forward(params, x)` evaluates critic m on x[m] (x: (m, n, in)); `gather(ids)` returns the
+    weights of critics `ids` as fresh leaves, `adam_step(ids, grads)` updates only those critics
+    (critics that are not queried keep their weights and moments untouched).
+    """
+
+    KEYS = ("w1", "b1", "w2", "b2", "w3", "b3")
+
+    def __init__(self, count: int, width: int, hidden: int, gen: torch.Generator,
+                 device: torch.device, lr: float, betas: tuple[float, float]):
+        def unif(shape, fan_in):
+            b = 1.0 / math.sqrt(fan_in)
+            return (torch.rand(shape, generator=gen) * 2 * b - b).to(device)
+
+        self.p = {"w1": unif((count, width, hidden), width), "b1": unif((count, hidden), width),
+                  "w2": unif((count, hidden, hidden), hidden), "b2": unif((count, hidden), hidden),
+                  "w3": unif((count, hidden, 1), hidden), "b3": unif((count, 1), hidden)}
+        self.m = {k: torch.zeros_like(v) for k, v in self.p.items()}
+        self.v = {k: torch.zeros_like(v) for k, v in self.p.items()}
+        self.t = torch.zeros(count, device=device)
+        self.lr, self.betas = lr, betas
+
+    def gather(self, ids: torch.Tensor, grad: bool = True) -> dict[str, torch.Tensor]:
+        return {k: v[ids].detach().requires_grad_(grad) for k, v in self.p.items()}
+
+    @staticmethod
+    def forward(p: dict[str, torch.Tensor], x: torch.Tensor) -> torch.Tensor:
+        act = nn.functional.leaky_relu
+        h = act(torch.baddbmm(p["b1"][:, None, :], x, p["w1"]), 0.2)
+        h = act(torch.baddbmm(p["b2"][:, None, :], h, p["w2"]), 0.2)
+        return torch.baddbmm(p["b3"][:, None, :], h, p["w3"])[..., 0]
+
+    @torch.no_grad()
+    def adam_step(self, ids: torch.Tensor, grads: dict[str, torch.Tensor]) -> None:
+        b1, b2 = self.betas
+        self.t[ids] += 1
+        t = self.t[ids]
+        for k, g in grads.items():
+            shape = (-1,) + (1,) * (g.dim() - 1)
+            m = self.m[k][ids].mul_(b1).add_(g, alpha=1 - b1)
+            v = self.v[k][ids].mul_(b2).addcmul_(g, g, value=1 - b2)
+            self.m[k][ids], self.v[k][ids] = m, v
+            mhat = m / (1 - b1 ** t).view(shape)
+            vhat = v / (1 - b2 ** t).view(shape)
+            self.p[k][ids] -= self.lr * mhat / (vhat.sqrt() + 1e-8)
+
+
+def generator_backward(generator: _Generator, critics: CriticEnsemble, route: torch.Tensor,
+                       z: torch.Tensor, y: torch.Tensor | None,
+                       sanitizer: GradientSanitizer) -> tuple[torch.Tensor, torch.Tensor]:
+    """One generator gradient: row i of G(z, y) is scored by critic route[i] alone (loss −D(x)),
+    its gradient w.r.t. the row is sanitised, and only that tensor (times 1/B, the mean) flows
+    into the generator's .grad. The critics' weights are detached copies: they get no gradient.
+    Returns (per-row losses, sanitised gradient)."""
+    p = critics.gather(route, grad=False)
+    k = generator.n_classes
+
+    def loss(x: torch.Tensor) -> torch.Tensor:
+        if k:
+            x = torch.cat([x, nn.functional.one_hot(y, k).to(x.dtype)], -1)
+        return -critics.forward(p, x[:, None, :])[:, 0]
+
+    return sanitizer.backward(generator(z, y), loss, scale=1.0 / len(z))
+
+
+class GSWGAN:
+    """Gradient-sanitised WGAN-GP; `privacy_ledger()` holds one record per sanitised query."""
+
+    name = "gs-wgan"
+    label = "GS-WGAN"
+    config_class = GSWGANConfig
+    private = True
+
+    def __init__(self, config: GSWGANConfig | None = None, **overrides):
+        cfg = config if config is not None else GSWGANConfig()
+        if not isinstance(cfg, GSWGANConfig):
+            raise InvalidParameter(f"gs-wgan needs a GSWGANConfig, got {type(cfg).__name__}")
+        self.config = dataclasses.replace(cfg, **overrides) if overrides else cfg
+        self.device = C.resolve_device(self.config.device)
+        self.ledger = PrivacyLedger()
+        self.generator: _Generator | None = None
+        self.template: Dataset | None = None
+        self.fit_result: FitResult | None = None
+        self.calibration: dict = {}
+        self.n_features = self.n_classes = 0
+
+    def __repr__(self) -> str:
+        return f"GSWGAN({self.config!r})"
+
+    # ------------------------------------------------------------------ training
+    def fit(self, train: Dataset, budget: PrivacyBudget | None = None,
+            callback: Callback | None = None) -> FitResult:
+        t0 = time.perf_counter()
+        cfg, dev = self.config, self.device
+        eps = budget.epsilon if budget is not None else cfg.epsilon
+        delta = budget.delta if budget is not None else cfg.delta
+        X = np.asarray(train.features, np.float32)
+        if X.size and not np.isfinite(X).all():
+            raise DataError(f"dataset {train.name!r} has non-finite feature values")
+        n, D = X.shape
+        ndis = cfg.n_discriminators
+        if n < 2 * ndis:
+            raise InvalidParameter(f"n_discriminators ({ndis}) must be at most half the rows ({n})")
+        K = train.n_classes
+        self.template, self.n_features, self.n_classes = C.empty_template(train), D, K
+        queries = cfg.steps * cfg.batch_size
+        private = math.isfinite(eps)
+        sigma = noise_for_epsilon(eps, delta, ndis, queries) if private else 0.0
+        self.calibration = {"noise_multiplier": sigma, "queries": queries, "sampling_rate": 1.0 / ndis,
+                            "accounting": "per-row routing; record noise multiplier σ/2 (sensitivity 2C)"}
+        self.ledger = PrivacyLedger()
+        gen = C.torch_generator(cfg.seed)
+        rng = np.random.default_rng(cfg.seed)
+        # Each record draws its shard independently (like Poisson sampling): adding, removing or
+        # replacing one record changes one shard only. An empty shard's critic sees no real rows.
+        owner = rng.integers(ndis, size=n)
+        order = np.argsort(owner, kind="stable")
+        counts_np = np.bincount(owner, minlength=ndis)
+        shards = torch.zeros(ndis, max(1, int(counts_np.max())), dtype=torch.int64)
+        start = np.concatenate([[0], np.cumsum(counts_np)[:-1]])
+        for j in np.flatnonzero(counts_np):
+            shards[j, :counts_np[j]] = torch.as_tensor(order[start[j]:start[j] + counts_np[j]])
+        shards, counts = shards.to(dev), torch.as_tensor(counts_np, device=dev)
+        Xt = torch.as_tensor(X, device=dev)
+        Yt = torch.as_tensor(train.labels, device=dev) if K else None
+        self.generator = _Generator(cfg.latent_dim, K, cfg.gen_hidden, D, gen).to(dev)
+        critics = CriticEnsemble(ndis, D + K, cfg.critic_hidden, gen, dev, cfg.lr_d, (cfg.beta1, cfg.beta2))
+        opt = torch.optim.Adam(self.generator.parameters(), lr=cfg.lr_g, betas=(cfg.beta1, cfg.beta2))
+        noise = gen if dev.type == "cpu" else torch.Generator(dev).manual_seed(cfg.seed)
+        sanitizer = GradientSanitizer(cfg.clip, sigma, noise)
+        prog = Progress(cfg.warmup_steps + cfg.steps, callback, EpsilonMeter(self.ledger, delta, private))
+
+        def with_labels(x, y):
+            return torch.cat([x, nn.functional.one_hot(y, K).to(x.dtype)], -1) if K else x
+
+        def critic_update(ids: torch.Tensor) -> dict[str, float]:
+            m, b = len(ids), cfg.critic_batch
+            pick = (torch.rand(m, b, generator=noise, device=dev) * counts[ids][:, None]).long()
+            rows = shards[ids[:, None], pick]
+            has_real = (counts[ids] > 0).to(Xt.dtype)
+            xr = Xt[rows] * has_real[:, None, None]  # an empty shard never borrows another's rows
+            y = None
+            if K:
+                y = torch.where(has_real.bool()[:, None], Yt[rows],
+                                torch.randint(K, rows.shape, generator=noise, device=dev))
+            with torch.no_grad():
+                z = torch.randn(m * b, cfg.latent_dim, generator=noise, device=dev)
+                xf = self.generator(z, None if y is None else y.reshape(-1)).view(m, b, D)
+            mix = torch.rand(m, b, 1, generator=noise, device=dev)
+            xi = (mix * xr + (1 - mix) * xf).requires_grad_(True)
+            p = critics.gather(ids)
+            dr = critics.forward(p, with_labels(xr, y))
+            df = critics.forward(p, with_labels(xf, y))
+            di = critics.forward(p, with_labels(xi, y))
+            (gi,) = torch.autograd.grad(di.sum(), xi, create_graph=True)
+            gp = ((gi.norm(dim=2) - 1.0) ** 2).mean(1)
+            w = dr.mean(1) * has_real - df.mean(1)
+            loss = (-w + cfg.gp_weight * gp).sum()  # each critic's own loss
+            grads = torch.autograd.grad(loss, list(p.values()))
+            critics.adam_step(ids, dict(zip(p.keys(), grads)))
+            return {"wasserstein": float(w.detach().mean()), "gp": float(gp.detach().mean())}
+
+        chunk = max(1, min(ndis, 4096 // cfg.critic_batch))
+        for _ in range(cfg.warmup_steps):  # non-private critic pre-training (critics are never released)
+            stats: dict[str, float] = {}
+            for i in range(0, ndis, chunk):
+                stats = critic_update(torch.arange(i, min(ndis, i + chunk), device=dev))
+            if not prog.event("warmup", stats):
+                break
+        step = 0
+        while not prog.stopped and step < cfg.steps:
+            B = cfg.batch_size
+            route = torch.randint(ndis, (B,), generator=noise, device=dev)  # one critic per row
+            stats = {}
+            for _ in range(cfg.critic_steps):
+                stats = critic_update(torch.unique(route))
+            z = torch.randn(B, cfg.latent_dim, generator=noise, device=dev)
+            yg = torch.randint(K, (B,), generator=noise, device=dev) if K else None
+            opt.zero_grad(set_to_none=True)
+            losses, _ = generator_backward(self.generator, critics, route, z, yg, sanitizer)
+            opt.step()
+            if private:
+                self.ledger.add(ledger_record(sigma, ndis, B, cfg.clip))
+            step += 1
+            stats["generator"] = float(losses.mean())
+            C.check_finite(stats["generator"], "gan", step)
+            prog.event("gan", stats, epoch=step * B / n)
+        meter_eps = EpsilonMeter(self.ledger, delta, private)()
+        self.calibration["steps_done"] = step
+        self.fit_result = FitResult(epsilon=meter_eps, delta=delta, steps=prog.step,
+                                    stopped=prog.stopped, seconds=time.perf_counter() - t0)
+        self.generator.eval()
+        return self.fit_result
+
+    # ------------------------------------------------------------------ protocol
+    def sample(self, n: int, seed: int | None = None) -> Dataset:
+        """n rows G(z, y), z ~ N(0, I), labels uniform over the public label names."""
+        self._check_fitted()
+        n = check_int("n", n, minimum=0)
+        rng = np.random.default_rng(seed)
+        z = rng.standard_normal((n, self.config.latent_dim)).astype(np.float32)
+        y = rng.integers(self.n_classes, size=n) if self.n_classes else None
+        outs = []
+        with torch.no_grad():
+            for i in range(0, n, 4096):
+                zt = torch.as_tensor(z[i:i + 4096], device=self.device)
+                yt = None if y is None else torch.as_tensor(y[i:i + 4096], device=self.device)
+                outs.append(self.generator(zt, yt).cpu().numpy())
+        feats = np.concatenate(outs) if outs else np.zeros((0, self.n_features), np.float32)
+        return self.template.with_features(feats, None if y is None else y.astype(np.int64))
+
+    def privacy_ledger(self) -> PrivacyLedger:
+        return self.ledger
+
+    def _check_fitted(self) -> None:
+        if self.generator is None:
+            raise RunError("gs-wgan is not fitted yet: call fit() first")
+
+    # ------------------------------------------------------------------ persistence
+    def save(self, directory) -> None:
+        """weights.safetensors (generator only: the critics saw raw data and are never saved) +
+        model.json (config, schema, ledger, calibration)."""
+        self._check_fitted()
+        d = Path(directory)
+        C.save_tensors(d / "weights.safetensors",
+                       {f"generator.{k}": v for k, v in self.generator.state_dict().items()})
+        C.atomic_write_json(d / "model.json", {
+            "model": self.name, "config": C.config_to_dict(self.config),
+            "n_features": self.n_features, "n_classes": self.n_classes,
+            "template": C.template_to_json(self.template), "ledger": self.ledger.to_list(),
+            "calibration": self.calibration,
+            "fit_result": None if self.fit_result is None else dataclasses.asdict(self.fit_result)})
+
+    @classmethod
+    def load(cls, directory, template: Dataset | None = None) -> "GSWGAN":
+        d = Path(directory)
+        try:
+            meta = json.loads((d / "model.json").read_text())
+        except (OSError, ValueError) as exc:
+            raise RunError(f"cannot read {d / 'model.json'}: {exc}") from None
+        if meta.get("model") != cls.name:
+            raise RunError(f"{d} holds a {meta.get('model')!r} model, not {cls.name!r}")
+        self = cls(C.config_from_dict(GSWGANConfig, meta["config"]))
+        self.n_features, self.n_classes = meta["n_features"], meta["n_classes"]
+        cfg = self.config
+        self.generator = _Generator(cfg.latent_dim, self.n_classes, cfg.gen_hidden, self.n_features,
+                                    C.torch_generator(0)).to(self.device)
+        t = C.load_tensors(d / "weights.safetensors")
+        self.generator.load_state_dict({k[len("generator."):]: v for k, v in t.items()})
+        self.generator.eval()
+        self.ledger = PrivacyLedger.from_list(meta["ledger"])
+        self.calibration = meta.get("calibration", {})
+        if meta.get("fit_result"):
+            self.fit_result = FitResult(**{k: C.as_float(v) if k in ("epsilon", "delta") else v
+                                           for k, v in meta["fit_result"].items()})
+        self.template = template if template is not None else C.template_from_json(meta["template"])
+        return self

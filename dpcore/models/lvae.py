@@ -1,0 +1,299 @@
+"""L-VAE: a VAE whose decoder is L-Lipschitz (Groß & Wunder, arXiv 2304.11336; papers.md §3).
+
+Two variants: "spectral" (every dense decoder layer spectrally normalised to L^(1/n): a proven
+bound, certified below) and "penalty" (one-sided penalty on the decoder Jacobian's spectral norm,
+as in the paper's experiments: no guarantee, reported as "not certified" with an empirical estimate).
+No DP-SGD: `privacy_ledger()` is empty and the accountant's ε of the trained model is ∞.
+
+The certificate (derived here because papers.md marks the paper's theorem UNVERIFIED)
+--------------------------------------------------------------------------------------
+Mechanism certified, M(x): for ONE record x (a row of the model matrix: features in [0, 1]^D plus
+the one-hot label block), release z drawn from the exact posterior
+    p(z | x) ∝ N(z; 0, I) · exp ℓ(x, z),   ℓ(x, z) = log p(x | μ̄(z)),   μ̄ = μ_θ ∘ proj_{R_z},
+with the decoder θ FIXED (not a function of x), proj_{R_z} the projection onto the ball of radius
+R_z(δ) (`sample`/`decode` use the same μ̄), and either likelihood:
+    Gaussian  ℓ = −‖w⊙(x − μ̄)‖²/(2s²) + c,   Bernoulli  ℓ = ⟨w⊙x, μ̄⟩ − Σ w·softplus(μ̄)  (logits).
+Releasing μ̄(z) (a "re-sampled" synthetic record) is post-processing. Neighbouring: x replaced by
+any x' of the domain; applied independently to every record, replace-one for a data set.
+1. Only the x-dependent part of ℓ matters: d(z) := ℓ(x, z) − ℓ(x', z) = ⟨w⊙(x − x'), μ̄(z)⟩/s² + k,
+   k independent of z (s = 1 for Bernoulli: x·l − softplus(l) is linear in x).
+2. Exponential mechanism: log p(z|x)/p(z|x') = d(z) − log E_{p(·|x')}[e^{d}] ∈ [inf d − sup d,
+   sup d − inf d], so the privacy loss is at most the range of d over z.
+3. μ̄(ℝ^d) = μ(B(0, R_z)) has diameter ≤ 2·L·R_z (L-Lipschitz), and Cauchy–Schwarz gives
+   range d ≤ ‖w⊙(x − x')‖ · 2·L·R_z / s² ≤ D_x · 2·L·R_z / s² =: ε,  D_x = sqrt(D + 2w²)
+   (w = label_weight; 2w² only for labelled data). Hence M is (ε, 0)-DP with
+        ε = 2 · L · R_z(δ) · D_x / s²     (linear in L·R_z and in R_x = D_x/2, as papers.md says).
+   L is the exact product of the deployed layers' spectral norms (matrix_norm ord=2, float64).
+4. δ only chooses R_z: a N(0, I) prior draw lies outside the ball (and is moved by the
+   projection) with probability δ. With the projection there is no uncovered latent tail; without
+   it ℓ's range is unbounded and no ε holds.
+NOT covered: the training of decoder and encoder (θ depends on every record, no noise: whatever
+is computed from θ alone, including `sample()`'s prior draws, has ε = ∞ formally); the encoder
+q_φ(z|x) is only an approximation of p(z|x), so re-sampling through the encoder is not M; the
+"penalty" variant (its Lipschitz constant is only estimated); data outside [0, 1].
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+from torch import nn
+
+from dpcore.data.dataset import Dataset
+from dpcore.errors import DataError, InvalidParameter, check_int, check_positive, check_probability
+from dpcore.models import _common as C
+from dpcore.models import lipschitz as lip
+from dpcore.models._neural import NeuralSynthesizer
+from dpcore.models._training import EpsilonMeter, Progress, sgd_steps, train_sgd
+from dpcore.models.base import Callback, FitResult, PrivacyBudget
+from dpcore.privacy.ledger import PrivacyLedger
+
+VARIANTS = ("spectral", "penalty")
+DERIVATION = (
+    "Exact posterior sampling z ~ p(z|x) ∝ N(0,I)·p(x|μ̄(z)) with a fixed decoder μ̄ = μ∘proj onto "
+    "the ball R_z is an exponential mechanism; replacing x by x' changes log p(x|z) by "
+    "⟨x−x', μ̄(z)⟩/s² + const, whose range over z is ≤ D_x·2·L·R_z/s², so ε = 2·L·R_z·D_x/s² "
+    "(pure DP; δ only sets R_z). Not covered: the non-private training of encoder and decoder, "
+    "prior samples from sample(), and re-sampling through the approximate encoder.")
+
+
+def _f(default, help: str):
+    return field(default=default, metadata={"help": help})
+
+
+@dataclass(frozen=True)
+class LVAEConfig:
+    """Hyperparameters of the L-VAE (MLP encoder and decoder; sized for digits / flattened images)."""
+
+    variant: str = _f("spectral", "'spectral' (every decoder layer normalised to L^(1/n): certified) "
+                                  "or 'penalty' (gradient penalty on the decoder Jacobian: not certified)")
+    lipschitz: float = _f(2.0, "Lipschitz constant L of the decoder (ignored when a finite budget ε "
+                               "is given: then L is set so the certificate equals ε)")
+    latent_dim: int = _f(8, "latent dimension d")
+    hidden: int = _f(256, "hidden units of the encoder and decoder MLPs")
+    epochs: int = _f(30, "passes over the training rows")
+    batch_size: int = _f(64, "batch size")
+    lr: float = _f(1e-3, "Adam learning rate")
+    likelihood: str = _f("gaussian", "decoder likelihood: 'gaussian' N(μ(z), s²I) as in the theory, or "
+                                     "'bernoulli' (logits; the certificate then uses s = 1)")
+    recon_scale: float = _f(0.5, "standard deviation s of the Gaussian likelihood (ε grows as 1/s²)")
+    label_weight: float = _f(1.0, "weight of the one-hot label block in the likelihood")
+    delta: float = _f(1e-5, "δ that sets the latent radius R_z(δ) (prior mass outside the ball)")
+    penalty_weight: float = _f(10.0, "weight of the Jacobian penalty (variant 'penalty')")
+    power_iterations: int = _f(1, "power-iteration steps per training step (variant 'spectral')")
+    seed: int = _f(0, "random seed (same config and seed → same run)")
+    device: str = _f("cpu", "'cpu', 'cuda' or 'auto' (CUDA when available)")
+
+    def __post_init__(self) -> None:
+        C.check_common(self)
+        if self.variant not in VARIANTS:
+            raise InvalidParameter(f"variant must be one of {VARIANTS}, got {self.variant!r}")
+        check_positive("lipschitz", self.lipschitz)
+        check_int("latent_dim", self.latent_dim)
+        check_positive("label_weight", self.label_weight)
+        check_probability("delta", self.delta)
+        check_positive("penalty_weight", self.penalty_weight)
+        check_int("power_iterations", self.power_iterations)
+
+
+class _Encoder(nn.Module):
+    def __init__(self, mlp: nn.Sequential, latent_dim: int):
+        super().__init__()
+        self.mlp, self.latent_dim = mlp, latent_dim
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        h = self.mlp(x)
+        return h[:, :self.latent_dim], h[:, self.latent_dim:].clamp(-12.0, 6.0)
+
+
+class _Projected(nn.Module):
+    """μ̄ = decoder ∘ projection onto the latent ball (the decoder the certificate is about)."""
+
+    def __init__(self, decoder: nn.Module, radius: float):
+        super().__init__()
+        self.decoder, self.radius = decoder, radius
+
+    def forward(self, z: torch.Tensor) -> torch.Tensor:
+        return self.decoder(lip.project_to_ball(z, self.radius))
+
+
+class LVAE(NeuralSynthesizer):
+    """VAE with an L-Lipschitz decoder; `privacy_claim()` says what is (and is not) certified."""
+
+    name = "lvae"
+    label = "L-VAE (Lipschitz decoder)"
+    config_class = LVAEConfig
+    private = False  # no accounted mechanism: the accountant's ε is ∞; see privacy_claim()
+
+    def __init__(self, config=None, **overrides):
+        super().__init__(config, **overrides)
+        self.lipschitz_target = self.config.lipschitz
+        self.radius = lip.latent_radius(self.config.latent_dim, self.config.delta)
+        self.diameter = 0.0
+        self.claim: dict | None = None
+
+    # ------------------------------------------------------------------ training
+    def fit(self, train: Dataset, budget: PrivacyBudget | None = None,
+            callback: Callback | None = None) -> FitResult:
+        t0 = time.perf_counter()
+        cfg = self.config
+        X, k = C.model_matrix(train)
+        if X.size and (X.min() < 0.0 or X.max() > 1.0):
+            raise DataError("lvae needs features in [0, 1] (the certificate's data domain)")
+        n, D = X.shape
+        if cfg.batch_size >= n:
+            raise InvalidParameter(f"batch_size ({cfg.batch_size}) must be smaller than the rows ({n})")
+        delta = budget.delta if budget is not None else cfg.delta
+        self.radius = lip.latent_radius(cfg.latent_dim, delta)
+        self.diameter = lip.data_diameter(train.n_features, k, cfg.label_weight)
+        if budget is not None and budget.is_private:
+            if cfg.variant != "spectral":
+                raise InvalidParameter("variant 'penalty' has no certified ε: use variant='spectral' "
+                                       "for a target epsilon, or no budget")
+            self.lipschitz_target = lip.lipschitz_for_epsilon(budget.epsilon, self.radius,
+                                                              self.diameter, self._scale())
+        else:
+            self.lipschitz_target = cfg.lipschitz
+        self.template, self.n_features, self.n_classes, self.width = C.empty_template(train), train.n_features, k, D
+        self.ledger = PrivacyLedger()
+        d = cfg.latent_dim
+        self.mog = {"weights": np.ones(1, np.float32), "means": np.zeros((1, d), np.float32),
+                    "variances": np.ones((1, d), np.float32)}
+        gen = C.torch_generator(cfg.seed)
+        steps = sgd_steps(n, cfg.batch_size, cfg.epochs)
+        self.calibration = {"sgd_steps": steps, "lipschitz": self.lipschitz_target,
+                            "latent_radius": self.radius}
+        prog = Progress(steps, callback, EpsilonMeter(self.ledger, delta, False))
+        self._build_nets(D, gen)
+        Xt = torch.as_tensor(X, device=self.device)
+        noise_gen = gen if self.device.type == "cpu" else torch.Generator(self.device).manual_seed(cfg.seed)
+        dec = _Projected(self.decoder, self.radius)
+
+        def loss_fn(idx: torch.Tensor) -> dict[str, torch.Tensor]:
+            x = Xt[idx]
+            mu, logvar = self.encoder(x)
+            z = mu + torch.exp(0.5 * logvar) * torch.randn(mu.shape, generator=noise_gen, device=self.device)
+            terms = {"recon": self._recon(dec(z), x),
+                     "kl": 0.5 * (torch.exp(logvar) + mu ** 2 - 1.0 - logvar).sum(1)}
+            if cfg.variant == "penalty":
+                # half at posterior codes, half at prior draws (where sample() decodes)
+                half = len(idx) // 2
+                prior = torch.randn(len(idx) - half, d, generator=noise_gen, device=self.device)
+                zp = lip.project_to_ball(torch.cat([z.detach()[:half], prior]), self.radius)
+                norms = lip.jacobian_spectral_norms(self.decoder, zp)
+                terms["penalty"] = cfg.penalty_weight * torch.relu(norms - self.lipschitz_target) ** 2
+            return terms
+
+        module = nn.ModuleDict({"encoder": self.encoder, "decoder": self.decoder})
+        module.train()
+        train_sgd(module, loss_fn, n=n, batch_size=cfg.batch_size, steps=steps, lr=cfg.lr,
+                  private=False, ledger=self.ledger, noise_multiplier=0.0, max_grad_norm=1.0,
+                  generator=noise_gen, device=self.device, progress=prog, name="lvae")
+        module.eval()
+        if isinstance(self.decoder, lip.LipschitzMLP):
+            self.decoder.finalize()  # exact spectral norms: the deployed decoder is ≤ L-Lipschitz
+        self.claim = self._compute_claim()
+        self.fit_result = FitResult(epsilon=math.inf, delta=delta, steps=prog.step,
+                                    stopped=prog.stopped, seconds=time.perf_counter() - t0)
+        return self.fit_result
+
+    # ------------------------------------------------------------------ the claim
+    def _scale(self) -> float:
+        return self.config.recon_scale if self.config.likelihood == "gaussian" else 1.0
+
+    def _compute_claim(self) -> dict:
+        cfg = self.config
+        emp = lip.empirical_lipschitz(self.decoder, cfg.latent_dim, self.radius, seed=cfg.seed,
+                                      device=self.device)
+        product = lip.layer_product_bound(self.decoder)
+        certified = cfg.variant == "spectral"
+        eps = (lip.posterior_sampling_epsilon(product, self.radius, self.diameter, self._scale())
+               if certified else None)
+        summary = (f"certified ε = {eps:.4g} (δ = 0) for posterior re-sampling given the decoder; "
+                   "the decoder's training is not private" if certified else
+                   f"not certified (empirical Lipschitz ≈ {emp['estimate']:.3g}, target L = "
+                   f"{self.lipschitz_target:.3g})")
+        return {
+            "summary": summary,
+            "certified": certified,
+            "epsilon": eps,
+            "delta": 0.0 if certified else None,
+            "lipschitz_bound": product if certified else None,
+            "lipschitz_target": self.lipschitz_target,
+            "layer_product_bound": product,
+            "empirical_lipschitz": emp["estimate"],
+            "empirical": emp,
+            "latent_radius": self.radius,
+            "latent_tail_mass": self._tail_mass(),
+            "data_diameter": self.diameter,
+            "likelihood": cfg.likelihood,
+            "scale": self._scale(),
+            "variant": cfg.variant,
+            "mechanism": "exact posterior re-sampling of one record given the fixed decoder "
+                         "(replace-one neighbours, features in [0, 1])",
+            "not_covered": "decoder/encoder training (no DP: sample() has ε = ∞ formally), "
+                           "re-sampling through the approximate encoder",
+            "derivation": DERIVATION if certified else
+            "not certified: the gradient penalty constrains the Jacobian only at sampled points; "
+            "empirical_lipschitz is a lower estimate, layer_product_bound a loose upper bound",
+        }
+
+    def _tail_mass(self) -> float:
+        from scipy.stats import chi2
+
+        return float(chi2.sf(self.radius ** 2, self.config.latent_dim))
+
+    def privacy_claim(self) -> dict:
+        """{certified, epsilon (None unless certified), delta, lipschitz_bound, empirical_lipschitz,
+        derivation, ...}: the certificate of posterior sampling (module docstring), not an
+        accountant ε; the accountant's ε of this model is ∞ (empty ledger)."""
+        self._check_fitted()
+        if self.claim is None:
+            self.claim = self._compute_claim()
+        return dict(self.claim)
+
+    # ------------------------------------------------------------------ networks and I/O
+    def decode(self, z: np.ndarray) -> np.ndarray:
+        """Decoder means (Gaussian) or probabilities (Bernoulli) at proj_{R_z}(z)."""
+        z = np.asarray(z, np.float32)
+        if len(z):
+            with torch.no_grad():
+                z = lip.project_to_ball(torch.as_tensor(z), self.radius).numpy()
+        return super().decode(z)
+
+    def encode(self, x) -> np.ndarray:
+        """Encoder means μ(x) (for latent plots)."""
+        self._check_fitted()
+        with torch.no_grad():
+            return self.encoder(torch.as_tensor(self._rows(x), device=self.device))[0].cpu().numpy()
+
+    def _build_nets(self, width: int, gen: torch.Generator) -> None:
+        cfg = self.config
+        d = cfg.latent_dim
+        self.encoder = _Encoder(C.seeded_mlp([width, cfg.hidden, cfg.hidden, 2 * d], gen), d).to(self.device)
+        sizes = [d, cfg.hidden, cfg.hidden, width]
+        if cfg.variant == "spectral":
+            self.decoder = lip.LipschitzMLP(sizes, self.lipschitz_target, gen, cfg.power_iterations)
+        else:
+            self.decoder = C.seeded_mlp(sizes, gen)
+        self.decoder.to(self.device)
+
+    def _extra_json(self) -> dict:
+        return {"lipschitz_target": self.lipschitz_target, "latent_radius": self.radius,
+                "data_diameter": self.diameter, "claim": self.claim}
+
+    def _restore(self, tensors: dict[str, torch.Tensor], meta: dict) -> None:
+        self.lipschitz_target = float(meta["lipschitz_target"])
+        self.radius = float(meta["latent_radius"])
+        self.diameter = float(meta["data_diameter"])
+        self.claim = meta.get("claim")
+
+    @classmethod
+    def load(cls, directory, template: Dataset | None = None):
+        self = super().load(directory, template=template)
+        self.encoder.eval()
+        self.decoder.eval()
+        return self
