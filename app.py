@@ -1,0 +1,30 @@
+"""DP Generative Workbench — the Streamlit entry point.
+
+Run with `make run` (or `python -m streamlit run app.py`). This file only builds the navigation;
+each page lives in `pages/` and imports what it needs, so the first page paints before torch,
+opacus or umap are imported.
+"""
+from __future__ import annotations
+
+import streamlit as st
+
+st.set_page_config(page_title="DP Generative Workbench", page_icon=":material/shield_lock:",
+                   layout="wide")
+
+PAGES = [
+    st.Page("pages/data.py", title="Data", icon=":material/table_view:", default=True),
+    st.Page("pages/train.py", title="Train", icon=":material/model_training:"),
+    st.Page("pages/compare.py", title="Compare", icon=":material/compare:"),
+    st.Page("pages/privacy.py", title="Privacy", icon=":material/shield_lock:"),
+    st.Page("pages/runs.py", title="Runs", icon=":material/history:"),
+]
+
+page = st.navigation(PAGES)
+
+from dpcore import ui_state  # noqa: E402  (light: no torch at import time)
+
+try:
+    with ui_state.guard():
+        page.run()
+finally:  # after the page, so it shows what the page just changed (dataset, live run)
+    ui_state.sidebar_status()

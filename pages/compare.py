@@ -1,0 +1,121 @@
+"""Compare: real vs synthetic for one run, or two runs side by side."""
+from __future__ import annotations
+
+import streamlit as st
+
+from dpcore import ui_state as ui
+
+ui.ensure_navigation()
+st.title("Compare")
+st.caption("How close is the synthetic data to the real training data, and is it *useful*? "
+           "Samples, column distributions (marginals), the latent space the model learned, and "
+           "classifiers trained on synthetic rows but tested on real ones.")
+
+runs = ui.model_runs()
+if not runs:
+    st.info("No finished runs yet. Train one on the **Train** page.", icon=":material/info:")
+    st.page_link("pages/train.py", label="Go to Train", icon=":material/model_training:")
+    st.stop()
+
+c1, c2 = st.columns(2)
+with c1:
+    first = ui.run_picker("Run", runs, "compare.run")
+with c2:
+    second = ui.run_picker("Compare with (optional)", [s for s in runs if s.name != first], "compare.other",
+                           allow_none=True)
+chosen = [n for n in (first, second) if n]
+info = {s.name: s for s in runs}
+
+
+def header(name: str) -> None:
+    s = info[name]
+    eps = "ε = ∞ (not private)" if s.epsilon == float("inf") else f"ε = {ui.fmt_eps(s.epsilon)}"
+    st.markdown(f"**{s.model}** on **{s.dataset}** · {eps} · {s.status}")
+
+
+def side_by_side(draw) -> None:
+    """Call draw(name) in one column per chosen run."""
+    cols = st.columns(len(chosen)) if len(chosen) > 1 else [st.container()]
+    for col, name in zip(cols, chosen):
+        with col:
+            if len(chosen) > 1:
+                header(name)
+            with ui.guard():
+                draw(name)
+
+
+if len(chosen) == 1:
+    header(first)
+
+tabs = st.tabs(["Samples", "Marginals", "Latent space", "Utility"])
+
+with tabs[0]:
+    def draw_samples(name: str) -> None:
+        b = ui.bundle(name)
+        figs = ui.samples(*ui.key(name))
+        if figs:
+            if len(chosen) == 1:
+                c1, c2 = st.columns(2)
+                c1.plotly_chart(figs["synthetic"], key=f"compare.synth.{name}")
+                c2.plotly_chart(figs["real"], key=f"compare.real.{name}")
+            else:
+                st.plotly_chart(figs["synthetic"], key=f"compare.synth.{name}")
+            if "class_means" in figs:
+                st.plotly_chart(figs["class_means"], key=f"compare.means.{name}")
+        else:
+            st.caption(f"Synthetic rows ({b.synthetic.n:,} drawn; first 100 shown, in your columns)")
+            st.dataframe(b.synthetic.to_frame().head(100), width="stretch", height=300)
+            st.caption("Real training rows (first 100)")
+            st.dataframe(b.train.to_frame().head(100), width="stretch", height=300)
+    side_by_side(draw_samples)
+
+with tabs[1]:
+    st.caption("**TVD** (total variation distance) is the largest difference in probability any event "
+               "over the bins can show: 0 = identical distributions, 1 = disjoint.")
+
+    def draw_marginals(name: str) -> None:
+        m = ui.marginals(*ui.key(name))
+        a, b = st.columns(2)
+        a.metric("1-way TVD (mean over columns)", f"{m['tvd_1way']:.3f}")
+        b.metric("2-way TVD (mean over column pairs)", f"{m['tvd_2way']:.3f}")
+        one = m["one_way"]
+        cols = sorted(one, key=one.get, reverse=True)
+        col = st.selectbox("Column (worst first)", cols, key=f"compare.col.{name}",
+                           format_func=lambda c: f"{c}  (TVD {one[c]:.3f})")
+        st.plotly_chart(ui.one_way(*ui.key(name), col), key=f"compare.oneway.{name}")
+        st.plotly_chart(m["heatmap"], key=f"compare.heatmap.{name}")
+    side_by_side(draw_marginals)
+
+with tabs[2]:
+    method = st.radio("Projection", ["pca", "umap"], horizontal=True, key="compare.latent_method",
+                      format_func=lambda m: {"pca": "PCA (fast, ellipses exact)",
+                                             "umap": "UMAP (slow first time, non-linear)"}[m])
+    st.caption("Real training rows encoded into the latent space (coloured by class), the mixture-of-"
+               "Gaussians prior the model samples from (red), and synthetic rows re-encoded (×).")
+
+    def draw_latent(name: str) -> None:
+        fig = ui.latent(*ui.key(name), method)
+        if fig is None:
+            st.caption("This model has no encoder to project.")
+        else:
+            st.plotly_chart(fig, key=f"compare.latent.{name}.{method}")
+    side_by_side(draw_latent)
+
+with tabs[3]:
+    st.caption("Classifiers trained on the synthetic rows and tested on the real held-out test split, "
+               "next to the same classifiers trained on the real training rows (the reference).")
+
+    def draw_utility(name: str) -> None:
+        res, fig = ui.utility(*ui.key(name))
+        if res is None:
+            st.caption("No target column: utility needs labels.")
+            return
+        metric = res.metrics[0]
+        a, b = st.columns(2)
+        a.metric(f"mean {metric}, synthetic → real", f"{res.mean[metric]:.3f}")
+        if res.reference:
+            ref = res.reference["mean"][metric]
+            b.metric(f"mean {metric}, real → real", f"{ref:.3f}", delta=f"{res.mean[metric] - ref:+.3f}",
+                     delta_color="normal", help="The gap is the utility lost to privacy and modelling.")
+        st.plotly_chart(fig, key=f"compare.utility.{name}")
+    side_by_side(draw_utility)

@@ -1,0 +1,226 @@
+"""Data: pick a built-in dataset or upload a CSV, check its schema, see the rows and the split."""
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from dpcore import ui_state as ui
+from dpcore.errors import DPCoreError
+
+ui.ensure_navigation()
+st.title("Data")
+st.caption("Choose the private data the models learn from. The **training split** is what the privacy "
+           "guarantee protects; the **test split** is held out to measure utility and to play the "
+           "non-members in the membership-inference attack.")
+
+
+@st.cache_data(show_spinner=False)
+def _datasets():
+    from dpcore.data import list_datasets
+
+    return [d.to_dict() for d in list_datasets()]
+
+
+def _builtin_form(current: dict) -> dict | None:
+    infos = {d["name"]: d for d in _datasets()}
+    names = list(infos)
+    default = current.get("dataset") if current.get("dataset") in infos else ui.DEFAULT_DATASET
+    c1, c2 = st.columns([3, 2], gap="large")
+    with c1:
+        name = st.selectbox("Dataset", names, index=names.index(default), key="data.builtin",
+                            format_func=lambda n: f"{n}  ({infos[n]['kind']}, {infos[n]['rows']:,} rows)"
+                            + ("" if infos[n]["available"] else "  — not installed"))
+        info = infos[name]
+        st.caption(info["description"])
+        if not info["available"]:
+            st.warning(f"**{name}** is not installed on this machine. {info['hint'] or ''}",
+                       icon=":material/download:")
+            return None
+    with c2:
+        official = info["split"] == "official"
+        test_size = st.slider("Test share", 0.05, 0.5, float(current.get("test_size", 0.2)), 0.05,
+                              key="data.test_size", disabled=official,
+                              help="Fraction of rows held out as the real test set (stratified by label)."
+                              + (" This dataset has an official split, used as is." if official else ""))
+        split_seed = st.number_input("Split seed", 0, 10_000, int(current.get("split_seed", 0)),
+                                     key="data.split_seed", help="Same seed → same split.")
+        n_default = current.get("n") if current.get("dataset") == name else None
+        limit = st.number_input("Row limit (optional)", min_value=20, max_value=max(20, int(info["rows"])),
+                                value=n_default, step=100, key="data.n", placeholder="all rows",
+                                help="Keep a seeded random subset, for quick demos.")
+        outlier = False
+        if "outlier" in info.get("parameters", ()):
+            outlier = st.checkbox("Add one all-white outlier image", value=bool(current.get("outlier")),
+                                  key="data.outlier",
+                                  help="For the membership-inference demo: one very unusual record "
+                                  "joins the training split; the Privacy page shows where it sits.")
+    choice = {"dataset": name, "test_size": float(test_size), "split_seed": int(split_seed),
+              "outlier": bool(outlier)}
+    if limit:
+        choice["n"] = int(limit)
+    return choice
+
+
+def _schema_rows(frame: pd.DataFrame, target: str | None) -> pd.DataFrame:
+    from dpcore.data import infer_schema
+
+    schema = infer_schema(frame, target=target)
+    rows = []
+    for c in schema.columns:
+        rows.append({"column": c.name, "kind": c.kind,
+                     "lower": c.lower, "upper": c.upper,
+                     "categories": "" if c.categories is None else ", ".join(map(str, c.categories)),
+                     "public": c.origin != "data"})
+    return pd.DataFrame(rows)
+
+
+def _csv_form(current: dict) -> dict | None:
+    from dpcore.data.schema import KINDS
+
+    limit_mb = ui.upload_limit_bytes() // 2**20
+    up = st.file_uploader(f"CSV file (up to {limit_mb} MB, UTF-8, header row)", type=["csv", "txt", "tsv"],
+                          key="data.upload")
+    if up is None:
+        if current.get("csv"):
+            st.caption(f"Current table: **{ui.data_label(current)}**. Upload a file to replace it.")
+        return None
+    raw = up.getvalue()
+    if len(raw) > ui.upload_limit_bytes():
+        st.error(f"{up.name} is {len(raw) / 2**20:.1f} MB, over the {limit_mb} MB upload limit")
+        return None
+    path = ui.save_upload(raw, up.name)
+    delims = {",": "comma ,", ";": "semicolon ;", "\t": "tab", "|": "pipe |"}
+    c1, c2 = st.columns(2)
+    delimiter = c1.selectbox("Delimiter", list(delims), format_func=delims.get, key="data.delimiter")
+    try:
+        frame = ui.parse_table(str(path), delimiter, ui.upload_limit_bytes())
+    except DPCoreError as exc:
+        st.error(str(exc), icon=":material/error:")
+        return None
+    cols = ["(none)"] + list(frame.columns)
+    guess = next((c for c in reversed(frame.columns) if c.lower() in ("target", "label", "class", "y")),
+                 frame.columns[-1])
+    target = c2.selectbox("Target column (the label to predict)", cols, index=cols.index(guess),
+                          key="data.target")
+    target = None if target == "(none)" else target
+    st.markdown("**Schema** — edit kinds and declare public bounds / categories. Values read from the "
+                "data are *not* covered by ε; tick **public** once a range or category list is "
+                "public knowledge (e.g. age 0–120).")
+    try:
+        rows = _schema_rows(frame, target)
+    except DPCoreError as exc:
+        st.error(str(exc), icon=":material/error:")
+        return None
+    edited = st.data_editor(
+        rows, key=f"data.schema.{path.name}.{target}", hide_index=True, width="stretch",
+        disabled=["column"],
+        column_config={
+            "kind": st.column_config.SelectboxColumn("kind", options=list(KINDS), required=True),
+            "lower": st.column_config.NumberColumn("lower", help="Public lower bound (numeric)"),
+            "upper": st.column_config.NumberColumn("upper", help="Public upper bound (numeric)"),
+            "categories": st.column_config.TextColumn("categories", help="Comma-separated levels"),
+            "public": st.column_config.CheckboxColumn("public", help="Bounds/categories are public"),
+        })
+    with st.expander("Raw rows (first 20)"):
+        st.dataframe(frame.head(20), width="stretch")
+    c1, c2 = st.columns(2)
+    test_size = c1.slider("Test share", 0.05, 0.5, float(current.get("test_size", 0.2)), 0.05,
+                          key="data.csv_test_size")
+    split_seed = c2.number_input("Split seed", 0, 10_000, int(current.get("split_seed", 0)),
+                                 key="data.csv_split_seed")
+    if not st.button("Use this table", type="primary", key="data.use_csv"):
+        return None
+    types, bounds, cats = {}, {}, {}
+    inferred = rows.set_index("column")
+    for r in edited.to_dict("records"):
+        name = r["column"]
+        if r["kind"] != inferred.loc[name, "kind"]:
+            types[name] = r["kind"]
+        if r.get("public"):
+            if r["kind"] in ("numeric", "integer") and name != target:
+                if pd.notna(r["lower"]) and pd.notna(r["upper"]):
+                    bounds[name] = [float(r["lower"]), float(r["upper"])]
+            elif r["kind"] == "categorical" and str(r["categories"] or "").strip():
+                cats[name] = [v.strip() for v in str(r["categories"]).split(",") if v.strip()]
+    choice = {"csv": str(path), "target": target, "name": up.name, "delimiter": delimiter,
+              "test_size": float(test_size), "split_seed": int(split_seed)}
+    for key, val in (("types", types), ("bounds", bounds), ("categories", cats)):
+        if val:
+            choice[key] = val
+    if delimiter == ",":
+        choice.pop("delimiter")
+    return choice
+
+
+def _apply(choice: dict | None, current: dict) -> None:
+    if choice is None or choice == current:
+        return
+    try:
+        ui.set_data_choice(choice)
+        st.toast(f"Dataset: {ui.data_label(choice)}", icon=":material/check:")
+    except DPCoreError as exc:
+        st.error(f"{exc} — keeping **{ui.data_label(current)}**.", icon=":material/error:")
+
+
+current = ui.data_choice()
+source = st.segmented_control("Source", ["Built-in dataset", "Upload a CSV"], key="data.source",
+                              default="Upload a CSV" if current.get("csv") else "Built-in dataset")
+if source == "Upload a CSV":
+    _apply(_csv_form(current), current)
+else:
+    _apply(_builtin_form(current), current)
+
+# ------------------------------------------------------------------ the active dataset
+current = ui.data_choice()
+train, test = ui.load_data(current)
+st.divider()
+st.subheader(f"Active dataset: {ui.data_label(current)}")
+m = st.columns(4)
+m[0].metric("Training rows (private)", f"{train.n:,}")
+m[1].metric("Test rows (held out)", f"{test.n:,}")
+m[2].metric("Model features", f"{train.n_features:,}", help="Encoded width: one-hot categories, "
+            "scaled numbers, flattened pixels, each in [0, 1].")
+m[3].metric("Classes", train.n_classes or "—")
+if not train.preprocessing_private:
+    derived = ", ".join(map(str, train.meta.get("data_derived") or getattr(train.schema, "data_derived", [])))
+    st.warning(f"Preprocessing not covered by ε: the bounds/categories of **{derived}** were read from "
+               "the private rows. Declare them public in the schema editor to close this leak.",
+               icon=":material/warning:")
+if train.outlier_index is not None:
+    st.info("An all-white outlier image is the last training row (membership-inference demo).",
+            icon=":material/person_alert:")
+
+t1, t2, t3 = st.tabs(["Preview", "Class balance", "Split & schema"])
+with t1:
+    if train.is_image:
+        from dpcore.evaluate.marginals import class_mean_images_figure, image_grid_figure
+
+        c1, c2 = st.columns(2)
+        c1.plotly_chart(image_grid_figure(train, n=64, seed=0), key="data.grid")
+        if train.labels is not None:
+            c2.plotly_chart(class_mean_images_figure(train), key="data.means")
+    else:
+        st.dataframe(train.to_frame().head(200), width="stretch", height=360)
+with t2:
+    if train.labels is None:
+        st.caption("No target column: nothing to balance.")
+    else:
+        import numpy as np
+
+        names = [str(v) for v in (train.label_names or range(train.n_classes))]
+        counts = pd.DataFrame({
+            "train": np.bincount(train.labels, minlength=len(names)),
+            "test": np.bincount(test.labels, minlength=len(names)) if test.labels is not None else 0,
+        }, index=pd.Index(names, name="class"))
+        st.bar_chart(counts, stack=False, height=300)
+        st.caption("Rows per class in each split. Rare classes are the hardest to learn privately.")
+with t3:
+    meta = train.meta
+    st.markdown(f"- Split: **{meta.get('split', '—')}**, seed {meta.get('split_seed', '—')}, "
+                f"test share {meta.get('test_size', float('nan')):.0%}" if isinstance(meta.get('test_size'), float)
+                else f"- Split: **{meta.get('split', '—')}**")
+    if meta.get("pixel_domain"):
+        st.markdown(f"- Pixel domain: {meta['pixel_domain']} — public, so scaling costs no privacy.")
+    if train.schema is not None:
+        st.dataframe(pd.DataFrame([c.to_dict() for c in train.schema.columns]), width="stretch",
+                     hide_index=True)

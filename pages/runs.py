@@ -1,0 +1,196 @@
+"""Runs: every run ever trained, what to do with one, ε sweeps and the privacy–utility curve."""
+from __future__ import annotations
+
+import math
+import time
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from dpcore import ui_state as ui
+from dpcore.errors import DPCoreError
+
+ui.ensure_navigation()
+st.title("Runs")
+st.caption("Every training run is kept on disk with its settings, losses, privacy ledger and model. "
+           "Scores appear once a run has been evaluated (on Compare / Privacy, or with **Score all**).")
+
+
+def _table(summaries) -> pd.DataFrame:
+    from dpcore.report import headline, load_evaluation
+
+    rows = []
+    for s in summaries:
+        h = headline(load_evaluation(s.path))
+        rows.append({
+            "run": s.name, "model": s.model, "dataset": s.dataset, "status": s.status,
+            "ε": s.epsilon if not math.isnan(s.epsilon) else None,
+            "utility": h["utility"], "metric": h["utility_metric"], "real → real": h["reference"],
+            "MIA AUC": h["mia_auc"], "created": (s.created or "")[:19].replace("T", " "),
+            "time": ui.fmt_seconds(s.seconds) if s.seconds else "—", "message": s.message or "",
+        })
+    return pd.DataFrame(rows)
+
+
+summaries = ui.list_runs()
+if not summaries:
+    st.info("No runs yet. Train one on the **Train** page.", icon=":material/info:")
+else:
+    frame = _table(summaries)
+    st.dataframe(frame, hide_index=True, width="stretch", column_config={
+        "ε": st.column_config.NumberColumn("ε", format="%.2f", help="∞ = not private"),
+        "utility": st.column_config.NumberColumn("utility", format="%.3f",
+                                                 help="Mean score of classifiers trained on synthetic, tested on real"),
+        "real → real": st.column_config.NumberColumn("real → real", format="%.3f"),
+        "MIA AUC": st.column_config.NumberColumn("MIA AUC", format="%.3f", help="0.5 = the attack learns nothing"),
+    })
+    c1, c2 = st.columns([1, 3])
+    todo = [s for s in ui.model_runs() if ui.headline_missing(s.path)]
+    if c1.button(f"Score all ({len(todo)} unscored)", disabled=not todo, key="runs.score_all",
+                 help="Utility and the membership attack for every finished run without scores"):
+        bar = st.progress(0.0, text="Scoring…")
+        for i, s in enumerate(todo):
+            with ui.guard():
+                ui.utility(*ui.key(s.name))
+                ui.mia(*ui.key(s.name))
+            bar.progress((i + 1) / len(todo), text=f"Scored {s.name}")
+        st.rerun()
+
+    # -------------------------------------------------------------- one run
+    st.subheader("Manage a run", divider="gray")
+    info = {s.name: s for s in summaries}
+    name = ui.run_picker("Run", summaries, "runs.selected")
+    s = info[name]
+    path = Path(s.path)
+    if s.status == "failed":
+        st.error(f"This run failed: {s.message}", icon=":material/error:")
+    a, b, c, d = st.columns(4)
+    a.download_button("Config (JSON)", (path / "config.json").read_bytes(), file_name=f"{name}-config.json",
+                      mime="application/json", icon=":material/download:", key="runs.dl_config",
+                      on_click="ignore")
+    has_model = s.status in ("done", "stopped") and (path / "model" / "model.json").is_file()
+    if has_model:
+        b.download_button("Synthetic data (CSV)", lambda: ui.synthetic_csv(*ui.key(name)),
+                          file_name=f"{name}-synthetic.csv", mime="text/csv", icon=":material/download:",
+                          key="runs.dl_synth", on_click="ignore")
+        if c.button("Export report", icon=":material/description:", key="runs.export",
+                    help="One self-contained HTML file with the run's figures and numbers"):
+            with ui.guard():
+                st.session_state["runs.report"] = (name, ui.report_html(*ui.key(name)))
+        rep = st.session_state.get("runs.report")
+        if rep and rep[0] == name:
+            d.download_button("Download report (HTML)", rep[1].encode(), file_name=f"{name}-report.html",
+                              mime="text/html", icon=":material/download:", key="runs.dl_report",
+                              type="primary", on_click="ignore")
+    def _rename(path: Path, new: str) -> None:
+        from dpcore.runs import rename_run
+
+        try:
+            rename_run(path, new)
+            st.session_state["runs.selected"] = new
+        except DPCoreError as exc:
+            st.session_state["runs.msg"] = str(exc)
+
+    def _delete(path: Path) -> None:
+        from dpcore.runs import delete_run
+
+        try:
+            delete_run(path)
+            st.session_state.pop("runs.selected", None)
+        except DPCoreError as exc:
+            st.session_state["runs.msg"] = str(exc)
+
+    with st.expander("Rename or delete"):
+        r1, r2 = st.columns([3, 1])
+        new = r1.text_input("New name", value=name, key=f"runs.newname.{name}")
+        r2.button("Rename", key="runs.rename", disabled=new == name, on_click=_rename, args=(path, new))
+        sure = st.checkbox(f"Yes, delete {name} and its model", key=f"runs.sure.{name}")
+        st.button("Delete run", type="secondary", icon=":material/delete:", disabled=not sure,
+                  key="runs.delete", on_click=_delete, args=(path,))
+        if msg := st.session_state.pop("runs.msg", None):
+            st.error(msg, icon=":material/error:")
+
+# ------------------------------------------------------------------ ε sweep
+st.subheader("ε sweep", divider="gray")
+st.caption("Train one model at several budgets, one after another in the background, on the active "
+           f"dataset (**{ui.data_label()}**), then read off the privacy–utility trade-off.")
+from dpcore.models import MODELS  # noqa: E402
+
+private_models = [m for m in MODELS if ui.model_info(m)["private"] and "epsilon" in
+                  {f for f, *_ in ui.config_fields(ui.model_info(m)["config_class"])}]
+sweep = ui.sweep_state()
+sweep_busy = sweep is not None and sweep["handle"].is_alive()
+c1, c2 = st.columns([1, 2])
+sweep_model = c1.selectbox("Model", private_models, key="runs.sweep_model",
+                           format_func=lambda m: ui.model_info(m)["label"])
+grid = c2.multiselect("ε values", list(ui.EPSILON_CHOICES), default=[0.3, 1.0, 3.0, 10.0],
+                      key="runs.sweep_eps", format_func=lambda v: f"{v:g}")
+base = ui.remembered_params(sweep_model)
+st.caption("Each run uses this model's settings from the **Train** page"
+           + (f" (epochs {base.get('epochs')}, seed {base.get('seed')}, …)" if base else " (defaults: not opened yet)")
+           + "; only ε changes.")
+if st.button("Start sweep", type="primary", icon=":material/play_arrow:", key="runs.sweep_start",
+             disabled=sweep_busy or not grid):
+    try:
+        from dpcore.runs import RunConfig, start_training
+
+        choice = ui.data_choice()
+        data_cfg = {k: v for k, v in choice.items() if k in ui.data_config_fields()}
+        train, _ = ui.load_data(choice)
+        params = {"delta": ui.default_delta(train.n), **base}
+        configs = [RunConfig(model=sweep_model, data=data_cfg, params={**params, "epsilon": float(e)})
+                   for e in sorted(grid)]
+        handle = start_training(configs, ui.runs_root())
+        ui.set_sweep_state({"handle": handle, "n": len(configs), "started": time.time(), "scored": False})
+        st.rerun()
+    except DPCoreError as exc:
+        st.error(str(exc), icon=":material/error:")
+
+
+@st.fragment(run_every=ui.POLL_SECONDS if sweep_busy else None)
+def sweep_panel() -> None:
+    sweep = ui.sweep_state()
+    if sweep is None:
+        return
+    h = sweep["handle"]
+    done = len(h.runs)
+    last = h.latest
+    frac = (done + (last["step"] / max(1, last["total_steps"]) if last and h.is_alive() else 0)) / sweep["n"]
+    current = h.run.name if h.run is not None and h.is_alive() else None
+    st.progress(min(1.0, frac), text=f"{done} of {sweep['n']} runs finished"
+                + (f" · training {current}" if current else f" · {h.status}"))
+    if h.status == "failed":
+        st.error(f"The sweep stopped: {h.error}", icon=":material/error:")
+    if h.is_alive():
+        if st.button("Stop sweep", icon=":material/stop:", key="runs.sweep_stop"):
+            h.stop()
+    elif not sweep.get("announced"):
+        sweep["announced"] = True
+        st.rerun(scope="app")
+
+
+sweep_panel()
+if sweep is not None and not sweep["handle"].is_alive() and not sweep.get("scored"):
+    for run in sweep["handle"].runs:
+        if run.status().get("status") in ("done", "stopped"):
+            with ui.guard():
+                ui.utility(*ui.key(run.name))
+    sweep["scored"] = True
+
+# ------------------------------------------------------------------ privacy–utility curve
+st.subheader("Privacy–utility curve", divider="gray")
+rows = ui.utility_points()
+if rows:
+    from dpcore.plots import privacy_utility_figure
+
+    datasets = sorted({r["dataset"] for r in rows})
+    ds = st.selectbox("Dataset", datasets, key="runs.curve_ds",
+                      index=datasets.index(ui.data_label()) if ui.data_label() in datasets else 0)
+    pts = [r for r in rows if r["dataset"] == ds]
+    metric = pts[0]["metric"]
+    st.plotly_chart(privacy_utility_figure(pts), key="runs.curve")
+    st.caption(f"Utility = mean {metric} of classifiers trained on synthetic rows, tested on real ones. "
+               "Dashed lines: non-private models (ε = ∞), the ceiling.")
+else:
+    st.caption("The privacy–utility curve appears once runs have utility scores.")

@@ -1,0 +1,229 @@
+"""Train: choose a model and a privacy budget, preview the noise, train live in the background."""
+from __future__ import annotations
+
+import json
+import math
+import time
+
+import streamlit as st
+
+from dpcore import ui_state as ui
+from dpcore.errors import DPCoreError
+
+ui.ensure_navigation()
+st.title("Train")
+st.caption("Pick a model and a privacy budget. The budget is turned into noise *before* training "
+           "starts (preview below); training then runs in the background — you can browse the other "
+           "pages and come back. Every run is saved the moment it starts.")
+
+choice = ui.data_choice()
+train, test = ui.load_data(choice)
+width = train.n_features + train.n_classes
+c1, c2 = st.columns([4, 1])
+c1.markdown(f"Training on **{ui.data_label(choice)}** — {train.n:,} private rows × {train.n_features} "
+            f"features{f', {train.n_classes} classes' if train.n_classes else ''}.")
+c2.page_link("pages/data.py", label="Change data", icon=":material/table_view:")
+unknown_keys = set(choice) - ui.data_config_fields() - {"name"}  # name is only a label
+if unknown_keys:
+    st.warning("Your schema edits (" + ", ".join(sorted(unknown_keys)) + ") cannot be recorded in a "
+               "run yet: the run re-reads the file with the inferred schema.", icon=":material/warning:")
+
+live = ui.live_run()
+busy = live is not None and live.running
+
+# ------------------------------------------------------------------ the live view
+@st.fragment(run_every=ui.POLL_SECONDS if (live is not None and live.running) else None)
+def live_panel() -> None:
+    from dpcore.plots import loss_curves_figure, phase_label
+
+    live = ui.live_run()
+    if live is None:
+        return
+    events = live.drain()
+    status = live.status
+    last = events[-1] if events else None
+    target = live.config["params"].get("epsilon", math.inf)
+    c1, c2, c3 = st.columns([3, 1, 1])
+    c1.markdown(f"**{live.run_name or 'starting…'}** · {live.config['model']} on "
+                f"{ui.data_label(live.config['data'])} · status **{status}**")
+    if live.running:
+        if c3.button("Stop", icon=":material/stop:", key="train.stop",
+                     help="Stops after the current step and saves a usable model."):
+            live.handle.stop()
+            st.toast("Stopping after this step…")
+    if last is not None:
+        frac = min(1.0, last["step"] / max(1, last["total_steps"]))
+        elapsed = time.time() - live.started
+        left = elapsed * (1 - frac) / frac if frac > 0 and live.running else 0.0
+        phases = []
+        for e in events:
+            if e["phase"] not in phases:
+                phases.append(e["phase"])
+        strip = " → ".join(f"{phase_label(p)}{' ✓' if p != last['phase'] or not live.running else ''}"
+                           for p in phases)
+        st.progress(frac, text=f"step {last['step']:,} / {last['total_steps']:,} · {strip} · "
+                    + (f"about {ui.fmt_seconds(left)} left" if live.running else
+                       f"took {ui.fmt_seconds(elapsed)}"))
+        spent = last.get("epsilon", 0.0)
+        if math.isfinite(target) and spent is not None and math.isfinite(spent):
+            c2.metric("ε spent", f"{spent:.2f}", help="The accountant's ε of the ledger so far")
+            st.progress(min(1.0, spent / target), text=f"ε spent: {spent:.2f} of {target:g}")
+        else:
+            c2.metric("ε", "∞")
+        st.plotly_chart(loss_curves_figure(events), key="train.losses")
+    elif live.running:
+        st.progress(0.0, text="loading data and calibrating…")
+    if status == "failed":
+        st.error(f"Training failed: {live.handle.error or 'unknown error'} — the run is saved as failed.",
+                 icon=":material/error:")
+    elif status in ("done", "stopped"):
+        msg = "Training finished." if status == "done" else "Training stopped; the model so far is saved."
+        st.success(msg + " Open **Compare** for samples and scores, **Privacy** for the budget and attacks.",
+                   icon=":material/check_circle:")
+    if not live.running and not getattr(live, "announced", False):
+        live.announced = True
+        st.rerun(scope="app")
+
+
+
+if live is not None:
+    with st.container(border=True):
+        st.subheader("Live run" if busy else "Last run", anchor=False)
+        live_panel()
+    st.subheader("New run", divider="gray", anchor=False)
+
+# ------------------------------------------------------------------ model and budget
+from dpcore.models import MODELS  # noqa: E402 (cheap: models are imported on first use)
+
+names = list(MODELS)
+model = st.selectbox("Model", names, index=names.index(ui.DEFAULT_MODEL) if ui.DEFAULT_MODEL in names else 0,
+                     key="train.model", format_func=lambda n: ui.model_info(n)["label"])
+info = ui.model_info(model)
+st.caption(info["description"])
+fields = {name: (typ, default, help_) for name, typ, default, help_ in ui.config_fields(info["config_class"])}
+params: dict = {}
+k = f"train.{model}."  # widget keys per model: switching models keeps each model's settings
+
+left, right = st.columns(2, gap="large")
+with left:
+    st.subheader("Privacy budget", divider="gray")
+    if info["private"] and "epsilon" in fields:
+        default_eps = float(fields["epsilon"][1])
+        eps_opts = list(ui.EPSILON_CHOICES)
+        if default_eps not in eps_opts:
+            default_eps = 1.0
+        params["epsilon"] = st.select_slider(
+            "Total ε", eps_opts, value=default_eps, key=k + "epsilon", help=fields["epsilon"][2],
+            format_func=lambda v: f"{v:g}")
+        d0 = ui.default_delta(train.n)
+        params["delta"] = st.number_input(
+            "δ", min_value=1e-12, max_value=0.1, value=d0, step=1e-6, format="%.1e",
+            key=k + f"delta.{train.n}", help="Default: the smaller of 10⁻⁵ and 1/n^1.1.")
+        st.caption(f"Default δ = min(10⁻⁵, 1/n^1.1) with n = {train.n:,} → **{d0:.1e}** "
+                   f"(1/n^1.1 = {1 / train.n ** 1.1:.1e}).")
+        if params["delta"] >= 1 / train.n:
+            st.warning(f"δ ≥ 1/n = {1 / train.n:.1e}: the guarantee would allow leaking a whole record.",
+                       icon=":material/warning:")
+        if "encoder_share" in fields:
+            params["encoder_share"] = st.slider(
+                "Encoder share of ε", 0.05, 0.95, float(fields["encoder_share"][1]), 0.05,
+                key=k + "encoder_share", help=fields["encoder_share"][2] + ". The rest goes to DP-SGD.")
+    elif info["certified"]:
+        st.info("This model does not spend a ledger budget; the Privacy page shows its certificate.")
+    else:
+        st.metric("ε", "∞", help="Not differentially private")
+        st.info("**ε = ∞** — this model is trained without differential privacy. Use it as the "
+                "utility ceiling a private model is compared with.", icon=":material/lock_open:")
+    with st.expander("What do ε and δ mean?"):
+        st.markdown(ui.EPSILON_EXPLAINER)
+with right:
+    st.subheader("Model", divider="gray")
+    if "pca_dim" in fields:
+        top = max(1, min(width, 100))
+        params["pca_dim"] = st.slider("PCA dimension (latent size)", 1, top, min(int(fields["pca_dim"][1]), top),
+                                      key=k + f"pca_dim.{top}", help=fields["pca_dim"][2])
+    if "latent_dim" in fields:
+        params["latent_dim"] = st.slider("Latent dimension", 1, 100, int(fields["latent_dim"][1]),
+                                         key=k + "latent_dim", help=fields["latent_dim"][2])
+    if "components" in fields:
+        params["components"] = st.slider("Mixture components", 1, 10, int(fields["components"][1]),
+                                         key=k + "components", help=fields["components"][2])
+    if "epochs" in fields:
+        params["epochs"] = st.slider("Epochs", 1, 50, int(fields["epochs"][1]), key=k + "epochs",
+                                     help=fields["epochs"][2])
+    if "seed" in fields:
+        params["seed"] = int(st.number_input("Seed", 0, 2**31 - 1, int(fields["seed"][1]), key=k + "seed",
+                                             help=fields["seed"][2]))
+
+with st.expander("Advanced settings"):
+    rest = [n for n in fields if n not in params]
+    cols = st.columns(3)
+    for i, name in enumerate(rest):
+        typ, default, help_ = fields[name]
+        key = k + "adv." + name
+        if name == "batch_size" and isinstance(default, int) and default >= train.n:
+            default, key = max(1, train.n // 4), f"{key}.{train.n}"  # small table: a quarter of the rows
+            help_ += f" (default {fields[name][1]} is more than this table's {train.n} rows)"
+        params[name] = ui.coerce_param(typ, ui.config_widget(name, typ, default, help_, key, cols[i % 3]))
+
+# ------------------------------------------------------------------ validate + calibration preview
+error = None
+config = None
+try:
+    from dpcore.runs import RunConfig
+
+    data_cfg = {key: v for key, v in choice.items() if key in ui.data_config_fields()}
+    config = RunConfig(model=model, params=params, data=data_cfg)
+    if "batch_size" in params and params["batch_size"] >= train.n:
+        raise DPCoreError(f"batch_size ({params['batch_size']}) must be smaller than the training rows "
+                          f"({train.n})")
+except DPCoreError as exc:
+    error = str(exc)
+if error is None:
+    ui.remember_params(model, config.params)  # the Runs page's ε sweep starts from these
+
+cal = None
+st.subheader("Noise preview", divider="gray")
+if error is None and info["private"] and "epsilon" in params:
+    try:
+        cal = ui.calibration_preview(model, json.dumps(config.params, sort_keys=True, default=str), train.n)
+    except DPCoreError as exc:
+        error = str(exc)
+if error:
+    st.error(error, icon=":material/error:")
+elif cal is not None:
+    from dpcore.plots import budget_share_figure
+    from dpcore.privacy.ledger import PrivacyLedger
+
+    st.caption("How the budget becomes noise. Each σ is a *noise multiplier*: the noise's standard "
+               "deviation relative to the most one person can change that step. Larger σ = more "
+               "privacy, noisier learning.")
+    m = st.columns(4)
+    m[0].metric("σ_p  (DP-PCA)", "—" if cal["pca_sigma"] is None else f"{cal['pca_sigma']:.2f}")
+    m[1].metric("σ_e  (DP-EM)", "—" if cal["em_sigma"] is None else f"{cal['em_sigma']:.1f}")
+    m[2].metric("σ_s  (DP-SGD)", f"{cal['sgd_sigma']:.3f}")
+    m[3].metric("ε by the accountant", ui.fmt_eps(cal["epsilon"], 3),
+                help="Computed from the planned ledger with RDP composition — never typed in.")
+    st.plotly_chart(budget_share_figure(PrivacyLedger.from_list(cal["ledger"]), cal["delta"]),
+                    key="train.share")
+    if cal.get("achieved_share") is not None:
+        st.caption(f"Orange: the encoder (DP-PCA + DP-EM) — {cal['achieved_share']:.0%} of the budget; "
+                   "blue: DP-SGD on the decoder. Shares are of the Rényi-DP budget at the order where "
+                   "the accountant's ε is attained.")
+elif not info["private"]:
+    st.caption("No noise is added (ε = ∞).")
+else:
+    st.caption("No preview for this model.")
+
+start = st.button("Start training", type="primary", icon=":material/play_arrow:",
+                  disabled=busy or error is not None, key="train.start",
+                  help="Training runs in the background; one run at a time per session.")
+if busy:
+    st.caption("A run is in progress — stop it or wait for it to finish to start another.")
+if start and config is not None and not busy:
+    from dpcore.runs import start_training
+
+    handle = start_training(config, ui.runs_root())
+    ui.set_live_run(ui.LiveRun(handle, config.to_dict()))
+    st.rerun()
+

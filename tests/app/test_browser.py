@@ -1,0 +1,193 @@
+"""The workbench in a real browser: Data → Train (live curve) → Compare → Privacy → Runs.
+
+Starts `streamlit run app.py` on a free localhost port with a temporary runs folder and drives
+Debian's chromium through Playwright. Screenshots go to $DPCORE_SCREENSHOTS (e.g.
+`DPCORE_SCREENSHOTS=docs/screenshots`), else to the test's tmp folder. Skips, with the reason, when
+chromium or playwright is missing.
+"""
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = "/usr/bin/chromium"
+IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+        "--disable-sync", "--no-first-run"]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_health(url: str, proc: subprocess.Popen, timeout: float = 90) -> None:
+    end = time.time() + timeout
+    while time.time() < end:
+        if proc.poll() is not None:
+            raise RuntimeError(f"streamlit exited with code {proc.returncode}")
+        try:
+            with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
+                if r.read().strip() == b"ok":
+                    return
+        except OSError:
+            pass
+        time.sleep(0.3)
+    raise TimeoutError("streamlit did not become healthy")
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    if not os.path.exists(CHROMIUM):
+        pytest.skip(f"{CHROMIUM} not found (apt-get install chromium)")
+    pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install playwright)")
+    runs = tmp_path_factory.mktemp("runs")
+    port = _free_port()
+    env = {**os.environ, "DPCORE_RUNS_DIR": str(runs)}
+    log = open(runs.parent / "streamlit.log", "w")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+         "--server.address", "127.0.0.1", "--server.port", str(port), "--server.fileWatcherType", "none",
+         "--browser.gatherUsageStats", "false"],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_health(url, proc)
+        yield url, runs
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(5)
+        log.close()
+
+
+@pytest.fixture()
+def shots(tmp_path) -> Path:
+    out = Path(os.environ.get("DPCORE_SCREENSHOTS") or tmp_path / "screenshots")
+    if not out.is_absolute():
+        out = ROOT / out
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
+def _idle(page, timeout: float = 120_000) -> None:
+    """Wait until the script has finished its run (two checks: a rerun may start right after)."""
+    page.wait_for_selector(IDLE, timeout=timeout)
+    page.wait_for_timeout(300)
+    page.wait_for_selector(IDLE, timeout=timeout)
+
+
+def _no_exception(page) -> None:
+    assert page.locator("[data-testid='stException']").count() == 0, page.locator(
+        "[data-testid='stException']").first.inner_text()
+
+
+def _goto(page, title: str) -> None:
+    page.locator("[data-testid='stSidebarNav'] a", has_text=title).first.click()
+    page.wait_for_selector(f"h1:has-text('{title}')", timeout=60_000)
+    _idle(page)
+
+
+def _set_number(page, label: str, value: int) -> None:
+    box = page.get_by_label(label, exact=True)
+    box.fill(str(value))
+    box.press("Enter")
+    _idle(page)
+
+
+def _loss_points(page) -> int:
+    """Points drawn in the live loss chart (0 until it appears)."""
+    return page.evaluate("""() => {
+        for (const gd of document.querySelectorAll('.js-plotly-plot')) {
+            const t = gd.layout && gd.layout.title && gd.layout.title.text;
+            if (t && t.includes('Training losses'))
+                return (gd._fullData || gd.data).reduce((n, tr) => n + ((tr.x && tr.x.length) || tr._length || 0), 0);
+        }
+        return 0;
+    }""")
+
+
+def test_walkthrough(server, shots):
+    from playwright.sync_api import sync_playwright
+
+    url, runs = server
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 1200})
+            page.set_default_timeout(120_000)
+            page.goto(url)
+            page.wait_for_selector("h1:has-text('Data')")
+            _idle(page)
+            page.wait_for_selector("[data-testid='stPlotlyChart']")
+            _no_exception(page)
+            assert "1,438" in page.locator("[data-testid='stMetric']").first.inner_text()
+            page.screenshot(path=str(shots / "data.png"))
+
+            # Train a small P3GM on digits and watch it live.
+            _goto(page, "Train")
+            page.wait_for_selector("text=Noise preview")
+            epochs = page.get_by_role("slider", name="Epochs")
+            epochs.focus()
+            while int(epochs.input_value()) > 2:  # small epochs: arrow keys move the slider
+                page.keyboard.press("ArrowLeft")
+            _idle(page)
+            page.get_by_text("Advanced settings").click()
+            _set_number(page, "hidden", 128)
+            _set_number(page, "warmup steps", 150)
+            page.get_by_role("button", name="Start training").click()
+            page.wait_for_selector("[data-testid='stProgress']")
+            seen: list[int] = []  # points in the live chart at each poll
+            deadline = time.time() + 150
+            while time.time() < deadline and not page.get_by_text("Training finished").count():
+                n = _loss_points(page)
+                if n and (not seen or n != seen[-1]):
+                    seen.append(n)
+                    if len(seen) == 2:
+                        page.get_by_text("Live run").scroll_into_view_if_needed()
+                        page.screenshot(path=str(shots / "train_live.png"))
+                page.wait_for_timeout(200)
+            assert seen, "the live loss curve never appeared"
+            assert len(seen) >= 2 and seen == sorted(seen), f"the live loss curve did not grow: {seen}"
+            page.get_by_text("Training finished").wait_for(timeout=180_000)
+            _idle(page)
+            _no_exception(page)
+            assert len([d for d in runs.iterdir() if (d / "config.json").exists()]) == 1
+            page.screenshot(path=str(shots / "train.png"))
+
+            _goto(page, "Compare")
+            page.wait_for_selector("[data-testid='stPlotlyChart']")
+            _no_exception(page)
+            assert page.locator("[data-testid='stPlotlyChart']").count() >= 2
+            page.screenshot(path=str(shots / "compare.png"))
+
+            _goto(page, "Privacy")
+            page.wait_for_function("""() => [...document.querySelectorAll('.js-plotly-plot')].some(
+                gd => gd.layout && gd.layout.title && gd.layout.title.text.includes('Membership'))""")
+            _no_exception(page)
+            page.evaluate("""() => [...document.querySelectorAll('.js-plotly-plot')].find(gd =>
+                gd.layout.title.text.includes('Membership')).scrollIntoView({block: 'center'})""")
+            page.screenshot(path=str(shots / "privacy.png"))
+
+            _goto(page, "Runs")
+            _no_exception(page)
+            page.screenshot(path=str(shots / "runs.png"))
+        except BaseException:
+            page.screenshot(path=str(shots / "failure.png"))
+            raise
+        finally:
+            browser.close()

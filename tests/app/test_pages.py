@@ -1,0 +1,334 @@
+"""Every workbench page under Streamlit's AppTest: fresh session, with finished runs, and the live run.
+
+Runs are stored in a temporary DPCORE_RUNS_DIR; the finished runs are made with
+`dpcore.runs.train_run` on digits with tiny settings. Plotly figures are read from the element's
+proto `spec` (the figure JSON).
+"""
+from __future__ import annotations
+
+import json
+import math
+import time
+import tomllib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+APP = str(ROOT / "app.py")
+TIMEOUT = 120
+TINY = {"epochs": 1, "hidden": 32, "warmup_steps": 10, "pca_dim": 10, "batch_size": 200}
+
+
+@pytest.fixture(autouse=True)
+def _navigation_only(monkeypatch):
+    """AppTest resets Streamlit's legacy "pages/ folder" flag before every run, so from the second
+    run on it would execute a page file alone, without app.py (and a page's first-run guard would
+    rerun, dropping a button click). Keep st.navigation in charge, as it is in the real server."""
+    from streamlit.runtime.pages_manager import PagesManager
+
+    original = PagesManager.__init__
+
+    def init(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        PagesManager.uses_pages_directory = False
+
+    monkeypatch.setattr(PagesManager, "__init__", init)
+
+
+@pytest.fixture(scope="module")
+def runs_dir(tmp_path_factory):
+    import os
+
+    root = tmp_path_factory.mktemp("runs")
+    old = {k: os.environ.get(k) for k in ("DPCORE_RUNS_DIR", "DPCORE_UI_RAISE")}
+    os.environ["DPCORE_RUNS_DIR"] = str(root)
+    os.environ["DPCORE_UI_RAISE"] = "1"  # a bug raises instead of becoming a friendly st.error
+    yield root
+    for k, v in old.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
+
+
+@pytest.fixture(scope="module")
+def finished(runs_dir):
+    """A private P3GM run and a non-private PGM run, both tiny, on digits."""
+    from dpcore.runs import RunConfig, train_run
+
+    data = {"dataset": "digits", "test_size": 0.2}
+    p3gm = train_run(RunConfig(model="p3gm", params={**TINY, "epsilon": 2.0}, data={**data, "outlier": True}),
+                     runs_dir)
+    pgm = train_run(RunConfig(model="pgm", params=TINY, data=data), runs_dir)
+    return p3gm, pgm
+
+
+def _app(page: str | None = None):
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    if page is not None:
+        at.switch_page(page).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def _figures(at) -> list[dict]:
+    return [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+
+
+def _titles(at) -> list[str]:
+    out = []
+    for fig in _figures(at):
+        title = fig.get("layout", {}).get("title", {})
+        out.append(title.get("text", "") if isinstance(title, dict) else str(title))
+    return out
+
+
+def _metric(at, label: str) -> str:
+    for m in at.metric:
+        if m.label == label:
+            return m.value
+    raise AssertionError(f"no metric {label!r}; have {[m.label for m in at.metric]}")
+
+
+# ----------------------------------------------------------------------------- configuration
+def test_server_config_binds_localhost_and_limits_uploads():
+    cfg = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    assert cfg["server"]["address"] == "127.0.0.1"
+    assert cfg["browser"]["gatherUsageStats"] is False
+    from dpcore.data.csv import DEFAULT_MAX_BYTES
+
+    # The page passes the server limit to the data layer; both agree on the same number of bytes.
+    assert cfg["server"]["maxUploadSize"] * 1024 * 1024 == DEFAULT_MAX_BYTES
+
+
+# ----------------------------------------------------------------------------- Data
+def test_data_page_fresh_session(runs_dir):
+    at = _app()
+    assert at.title[0].value == "Data"
+    from dpcore.data import load_split
+
+    train, test = load_split("digits", seed=0, test_size=0.2)
+    assert _metric(at, "Training rows (private)") == f"{train.n:,}"
+    assert _metric(at, "Test rows (held out)") == f"{test.n:,}"
+    kinds = {tr["type"] for fig in _figures(at) for tr in fig["data"]}
+    assert "heatmap" in kinds  # the image grid
+
+
+def test_data_page_bad_csv_shows_one_line_and_keeps_dataset(runs_dir):
+    at = _app()
+    at.segmented_control(key="data.source").set_value("Upload a CSV").run()
+    at.file_uploader(key="data.upload").set_value(("bad.csv", b"a,b,c\n1,2,3\n4,5\n", "text/csv")).run()
+    assert not at.exception
+    assert len(at.error) == 1 and "row 2" in at.error[0].value and "\n" not in at.error[0].value
+    assert at.subheader[0].value == "Active dataset: digits"
+
+
+def test_data_page_csv_with_schema(runs_dir):
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    lines = ["age,city,income,label"] + [
+        f"{rng.integers(18, 90)},{rng.choice(['a', 'b', 'c'])},{rng.normal(50, 10):.2f},{rng.choice(['no', 'yes'])}"
+        for _ in range(120)]
+    at = _app()
+    at.segmented_control(key="data.source").set_value("Upload a CSV").run()
+    at.file_uploader(key="data.upload").set_value(("people.csv", "\n".join(lines).encode(), "text/csv")).run()
+    assert not at.exception and not at.error
+    assert at.selectbox(key="data.target").value == "label"
+    at.button(key="data.use_csv").click().run()
+    assert not at.exception and not at.error
+    assert at.subheader[0].value == "Active dataset: people.csv"
+    assert _metric(at, "Classes") == "2"
+    assert any("not covered by ε" in w.value for w in at.warning)  # bounds were read from the data
+
+
+# ----------------------------------------------------------------------------- Train
+def test_train_page_preview_follows_the_budget(runs_dir):
+    at = _app("pages/train.py")
+    sigma_1 = float(_metric(at, "σ_s  (DP-SGD)"))
+    eps_1 = float(_metric(at, "ε by the accountant"))
+    assert "Budget share by mechanism" in " ".join(_titles(at))
+    at.select_slider(key="train.p3gm.epsilon").set_value(0.5).run()
+    sigma_half = float(_metric(at, "σ_s  (DP-SGD)"))
+    eps_half = float(_metric(at, "ε by the accountant"))
+    assert sigma_half > sigma_1 and eps_half < eps_1  # less budget → more noise
+    at.selectbox(key="train.model").set_value("vae").run()
+    assert not at.exception and _metric(at, "ε") == "∞"
+
+
+def _tiny(at, model="p3gm"):
+    at.slider(key=f"train.{model}.epochs").set_value(1).run()
+    for name in ("hidden", "warmup_steps"):
+        at.number_input(key=f"train.{model}.adv.{name}").set_value(TINY[name]).run()
+
+
+def _wait(at, timeout=90):
+    end = time.time() + timeout
+    while time.time() < end:
+        time.sleep(0.5)
+        at.run()
+        live = at.session_state["dpcore.live"]
+        if not live.running:
+            at.run()  # the final redraw after the run ended
+            return live
+    raise AssertionError("the run did not finish in time")
+
+
+def test_train_page_runs_a_tiny_model_live(runs_dir):
+    from dpcore.runs import Run
+
+    at = _app("pages/train.py")
+    _tiny(at)
+    at.button(key="train.start").click().run()
+    assert not at.exception
+    assert at.session_state["dpcore.live"] is not None
+    other = _app("pages/train.py")  # another browser session sees no live run
+    assert "dpcore.live" not in other.session_state
+    live = _wait(at)
+    assert live.status == "done", live.handle.error
+    assert not at.exception and not at.error
+    assert any("Training finished" in s.value for s in at.success)
+    run = Run.load(runs_dir / live.run_name)
+    assert run.status()["status"] == "done"
+    assert _metric(at, "ε spent") == f"{run.epsilon:.2f}"
+    fig = next(f for f, t in zip(_figures(at), _titles(at)) if "Training losses" in t)
+    assert {tr["name"] for tr in fig["data"]} >= {"loss"}
+    assert len(live.events) == live.events[-1]["total_steps"]
+
+
+def test_train_page_stop_keeps_a_usable_model(runs_dir):
+    from dpcore.runs import Run
+
+    at = _app("pages/train.py")
+    _tiny(at)
+    at.number_input(key="train.p3gm.adv.warmup_steps").set_value(20_000).run()  # long enough to stop
+    at.button(key="train.start").click().run()
+    live = at.session_state["dpcore.live"]
+    end = time.time() + 60
+    while time.time() < end and not live.events:
+        time.sleep(0.2)
+        at.run()
+    at.button(key="train.stop").click().run()
+    live = _wait(at)
+    assert live.status == "stopped", live.handle.error
+    assert any("stopped" in s.value for s in at.success)
+    run = Run.load(runs_dir / live.run_name)
+    assert run.status()["status"] == "stopped" and run.has_model()
+    assert run.load_model().sample(5, seed=0).n == 5
+
+
+def test_train_page_shows_a_failed_run(runs_dir, monkeypatch):
+    from dpcore.models.p3gm import P3GM
+
+    def boom(self, *a, **k):
+        raise RuntimeError("boom in fit")
+
+    monkeypatch.setattr(P3GM, "fit", boom)
+    at = _app("pages/train.py")
+    _tiny(at)
+    at.button(key="train.start").click().run()
+    live = _wait(at)
+    assert live.status == "failed"
+    assert any("boom in fit" in e.value for e in at.error)
+    from dpcore.runs import Run
+
+    assert Run.load(runs_dir / live.run_name).status()["status"] == "failed"
+    at.switch_page("pages/data.py").run()  # the app keeps working
+    assert not at.exception
+
+
+# ----------------------------------------------------------------------------- Compare / Privacy / Runs
+def test_compare_page_without_runs(tmp_path, monkeypatch):
+    monkeypatch.setenv("DPCORE_RUNS_DIR", str(tmp_path))
+    at = _app("pages/compare.py")
+    assert any("No finished runs" in i.value for i in at.info)
+
+
+def test_compare_page_with_runs(finished, monkeypatch):
+    from dpcore import report
+
+    calls = []
+    for fn in ("utility", "marginals", "latent", "samples_figures"):
+        original = getattr(report, fn)
+        monkeypatch.setattr(report, fn, lambda *a, _f=original, _n=fn, **k: calls.append(_n) or _f(*a, **k))
+    p3gm, pgm = finished
+    at = _app("pages/compare.py")
+    at.selectbox(key="compare.run").set_value(p3gm.name).run()
+    assert not at.exception
+    titles = " | ".join(_titles(at))
+    for part in ("samples", "2-way marginal TVD", "Latent space (PCA)", "Utility"):
+        assert part in titles, titles
+    kinds = {tr["type"] for fig in _figures(at) for tr in fig["data"]}
+    assert {"heatmap", "table", "bar"} <= kinds
+    at.selectbox(key="compare.other").set_value(pgm.name).run()  # side by side
+    assert not at.exception
+    assert sum("Utility" in t for t in _titles(at)) == 2
+    assert sorted(calls) == sorted(["utility", "marginals", "latent", "samples_figures"] * 2)
+    at.switch_page("pages/data.py").run()
+    at.switch_page("pages/compare.py").run()  # re-opening is served from the cache
+    assert not at.exception and len(calls) == 8
+
+
+def test_privacy_page(finished):
+    p3gm, pgm = finished
+    at = _app("pages/privacy.py")
+    at.selectbox(key="privacy.run").set_value(p3gm.name).run()
+    assert not at.exception
+    assert _metric(at, "ε (accountant)") == f"{p3gm.epsilon:.3f}"
+    figs = dict(zip(_titles(at), _figures(at)))
+    mia = next(f for t, f in figs.items() if "Membership inference" in t)
+    names = " ".join(tr.get("name", "") for tr in mia["data"])
+    assert "random guess" in names and "AUC" in names and "GDP" in names and "-DP" in names
+    assert any("Budget share by mechanism" in t for t in figs)
+    assert any("different accounting" in t for t in figs)
+    rank = int(_metric(at, "Outlier's rank").split("/")[0])  # the injected outlier is located
+    assert 1 <= rank
+    at.selectbox(key="privacy.run").set_value(pgm.name).run()
+    assert not at.exception
+    assert _metric(at, "ε") == "∞"
+
+
+def test_runs_page_manage_and_report(finished, runs_dir):
+    from dpcore.runs import RunConfig, train_run
+
+    extra = train_run(RunConfig(model="pgm", params={**TINY, "seed": 3},
+                                data={"dataset": "digits", "test_size": 0.2}), runs_dir)
+    at = _app("pages/runs.py")
+    frame = at.dataframe[0].value
+    assert {finished[0].name, extra.name} <= set(frame["run"])
+    assert math.isinf(frame.set_index("run").loc[finished[1].name, "ε"])
+    at.selectbox(key="runs.selected").set_value(finished[0].name).run()
+    at.button(key="runs.export").click().run()
+    assert not at.exception
+    name, html = at.session_state["runs.report"]
+    assert name == finished[0].name
+    assert html.count("<script type=\"text/javascript\">/**") <= 1 and "plotly" in html.lower()
+    assert "Membership inference" in html and f"{finished[0].epsilon:.4g}" in html
+    at.selectbox(key="runs.selected").set_value(extra.name).run()
+    at.text_input(key=f"runs.newname.{extra.name}").set_value("renamed-run").run()
+    at.button(key="runs.rename").click().run()
+    assert not at.exception and (runs_dir / "renamed-run").is_dir()
+    at.selectbox(key="runs.selected").set_value("renamed-run").run()
+    at.checkbox(key="runs.sure.renamed-run").check().run()
+    at.button(key="runs.delete").click().run()
+    assert not at.exception and not (runs_dir / "renamed-run").exists()
+
+
+def test_runs_page_sweep(finished, runs_dir):
+    at = _app("pages/train.py")
+    _tiny(at)  # the sweep reuses the Train page's settings
+    at.switch_page("pages/runs.py").run()
+    before = {p.name for p in runs_dir.iterdir()}
+    at.multiselect(key="runs.sweep_eps").set_value([1.0, 5.0]).run()
+    at.button(key="runs.sweep_start").click().run()
+    end = time.time() + 120
+    while time.time() < end and at.session_state["dpcore.sweep"]["handle"].is_alive():
+        time.sleep(0.5)
+    at.run()
+    assert not at.exception and not at.error
+    new = {p.name for p in runs_dir.iterdir()} - before
+    assert len([n for n in new if not n.startswith("_")]) == 2
+    assert any("Privacy–utility" in t for t in _titles(at))
