@@ -1,0 +1,28 @@
+import json
+
+from dpcore.cli import main
+
+
+def test_evaluate_prints_the_contract_and_writes_a_report(tmp_path, capsys):
+    run_dir = tmp_path / "runs" / "tiny"
+    assert main(["train", "--model", "pgm", "--dataset", "digits", "--epochs", "1",
+                 "--out", str(run_dir), "--json"]) == 0
+    capsys.readouterr()
+    report = tmp_path / "report.html"
+    assert main(["evaluate", str(run_dir), "--n-targets", "100", "--n-samples", "500",
+                 "--report", str(report), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert set(out) >= {"utility", "marginals", "mia", "seconds"}
+    assert 0 <= out["utility"]["mean"]["accuracy"] <= 1
+    assert out["utility"]["reference"]["accuracy"] > 0.8  # train on real digits
+    assert 0 <= out["marginals"]["tvd_2way"] <= 1 and 0 <= out["mia"]["auc"] <= 1
+    assert out["epsilon"] == "inf"  # PGM is non-private
+    text = report.read_text()
+    assert text.startswith("<!doctype html>") and text.count("plotly.js v") <= 2
+    assert (run_dir / "evaluation.json").exists()
+
+
+def test_evaluate_missing_run_is_one_line_error(tmp_path, capsys):
+    assert main(["evaluate", str(tmp_path / "nope")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error:") and err.count("\n") == 1
