@@ -75,9 +75,9 @@ from dpcore.privacy import accountant
 EPSILON, DELTA, ENCODER_SHARE = 10.0, 1e-5, 0.3
 PCA_DIM, COMPONENTS, EM_ITERS = 10, 5, 10
 BATCH = 100
-EPOCHS = 3 if SMALL else 20
+EPOCHS = 1 if SMALL else 20
 HIDDEN = 64 if SMALL else 256
-WARMUP = 20 if SMALL else 300
+WARMUP = 10 if SMALL else 300
 
 cal = accountant.calibrate_p3gm(EPSILON, DELTA, ENCODER_SHARE, n=train.n, batch=BATCH, epochs=EPOCHS,
                                 components=COMPONENTS, em_iters=EM_ITERS)

@@ -67,10 +67,10 @@ common = dict(hidden=64 if SMALL else 256, batch_size=100, seed=0)
 N_SYNTHETIC = 1_000 if SMALL else 10_000
 
 # The VAE trains long (1,000 epochs, about two minutes on two cores): long enough to memorise.
-models = {"VAE (ε = ∞)": make_model("vae", latent_dim=10, epochs=3 if SMALL else 1000, **common)}
+models = {"VAE (ε = ∞)": make_model("vae", latent_dim=10, epochs=1 if SMALL else 1000, **common)}
 for eps in EPSILONS:
-    models[f"P3GM ε = {eps:g}"] = make_model("p3gm", epsilon=eps, delta=DELTA, pca_dim=10, epochs=3 if SMALL else 20,
-                                             warmup_steps=20 if SMALL else 300, **common)
+    models[f"P3GM ε = {eps:g}"] = make_model("p3gm", epsilon=eps, delta=DELTA, pca_dim=10, epochs=1 if SMALL else 20,
+                                             warmup_steps=10 if SMALL else 300, **common)
 fits, synthetic = {}, {}
 for name, model in models.items():
     fits[name] = model.fit(train)
