@@ -23,7 +23,7 @@ c1, c2 = st.columns([4, 1])
 c1.markdown(f"Training on **{ui.data_label(choice)}** — {train.n:,} private rows × {train.n_features} "
             f"features{f', {train.n_classes} classes' if train.n_classes else ''}.")
 c2.page_link("pages/data.py", label="Change data", icon=":material/table_view:")
-unknown_keys = set(choice) - ui.data_config_fields() - {"name"}  # name is only a label
+unknown_keys = set(choice) - ui.data_config_fields()
 if unknown_keys:
     st.warning("Your schema edits (" + ", ".join(sorted(unknown_keys)) + ") cannot be recorded in a "
                "run yet: the run re-reads the file with the inferred schema.", icon=":material/warning:")

@@ -45,6 +45,12 @@ class DataConfig:
     split_seed: int = 0
     outlier: bool = False
     n: int | None = None  # keep a seeded subset of at most n rows (demos, tests)
+    # CSV only: the schema edits made on the Data page, so a run re-reads the file exactly as shown.
+    delimiter: str = ","
+    types: dict | None = None
+    bounds: dict | None = None
+    categories: dict | None = None
+    name: str | None = None
 
     def __post_init__(self) -> None:
         if (self.dataset is None) == (self.csv is None):
@@ -58,7 +64,8 @@ class DataConfig:
         if self.dataset is not None:
             return load_split(self.dataset, seed=self.split_seed, test_size=self.test_size,
                               outlier=self.outlier, n=self.n)
-        ds = read_csv(self.csv, target=self.target)
+        ds = read_csv(self.csv, target=self.target, delimiter=self.delimiter, types=self.types,
+                      bounds=self.bounds, categories=self.categories, name=self.name)
         if self.n is not None and ds.n > self.n:
             import numpy as np
 

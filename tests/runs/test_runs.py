@@ -133,3 +133,20 @@ def test_torn_metrics_line_is_skipped(done_run, tmp_path):
     run = create_run(tmp_path, "torn", cfg())
     (run.path / "metrics.jsonl").write_text('{"step": 1}\n{"step": 2, "los')
     assert run.metrics() == [{"step": 1}]
+
+
+def test_csv_run_keeps_the_schema_edits(tmp_path):
+    """A run on an uploaded CSV re-reads it with the Data page's edits (declared bounds, types)."""
+    path = tmp_path / "t.csv"
+    rng = np.random.default_rng(0)
+    rows = ["age,city,y"] + [f"{rng.integers(20, 60)},{'ab'[i % 2]},{i % 2}" for i in range(120)]
+    path.write_text("\n".join(rows) + "\n")
+    data = {"csv": str(path), "target": "y", "delimiter": ",", "types": {"age": "numeric"},
+            "bounds": {"age": [0, 100]}, "categories": {"city": ["a", "b", "c"]}}
+    run = train_run(RunConfig(model="pgm", params={"epochs": 1, "pca_dim": 2, "hidden": 16, "batch_size": 32,
+                                                   "warmup_steps": 0}, data=data),
+                    tmp_path / "runs", name="csv")
+    train, _ = Run.load(run.path).load_data()
+    age = train.schema.column("age")
+    assert (age.kind, age.lower, age.upper) == ("numeric", 0, 100)
+    assert list(train.schema.column("city").categories) == ["a", "b", "c"]
