@@ -66,6 +66,20 @@ def check_common(cfg) -> None:
         raise InvalidParameter(f"device must be 'cpu', 'cuda' or 'auto', got {cfg.device!r}")
 
 
+def data_ledger(train: Dataset):
+    """A fresh ledger that starts with the dataset's own preprocessing mechanisms.
+
+    Why: bounds estimated with DP (`read_csv(..., undeclared="dp")`) spend budget on the same rows
+    before the model sees them; the data layer cannot import dpcore.privacy, so it leaves those
+    records in `meta["privacy_records"]` and every model's ledger must start with them.
+    """
+    from dpcore.privacy.ledger import MechanismRecord, PrivacyLedger
+
+    ledger = PrivacyLedger()
+    ledger.extend(MechanismRecord.from_dict(d) for d in train.meta.get("privacy_records") or [])
+    return ledger
+
+
 def resolve_device(name: str) -> torch.device:
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")

@@ -28,7 +28,6 @@ from dpcore.models import _common as C
 from dpcore.models._neural import NeuralSynthesizer
 from dpcore.models._training import EpsilonMeter, Progress, sgd_steps, train_sgd
 from dpcore.models.base import Callback, FitResult, PrivacyBudget
-from dpcore.privacy.ledger import PrivacyLedger
 
 
 def _f(default, help: str):
@@ -142,7 +141,7 @@ class P3GM(NeuralSynthesizer):
         eps, delta = self._budget(budget)
         self.template, self.n_features, self.n_classes = C.empty_template(train), train.n_features, k
         self.width = D
-        self.ledger = PrivacyLedger()
+        self.ledger = C.data_ledger(train)
         rng = np.random.default_rng(cfg.seed)
         gen = C.torch_generator(cfg.seed)
         steps = sgd_steps(n, cfg.batch_size, cfg.epochs)

@@ -21,7 +21,6 @@ from dpcore.models import _common as C
 from dpcore.models._neural import NeuralSynthesizer
 from dpcore.models._training import EpsilonMeter, Progress, sgd_steps, train_sgd
 from dpcore.models.base import Callback, FitResult, PrivacyBudget
-from dpcore.privacy.ledger import PrivacyLedger
 
 
 def _f(default, help: str):
@@ -95,7 +94,7 @@ class VAE(NeuralSynthesizer):
             raise InvalidParameter(f"batch_size ({cfg.batch_size}) must be smaller than the rows ({n})")
         eps, delta = self._budget(budget)
         self.template, self.n_features, self.n_classes, self.width = C.empty_template(train), train.n_features, k, D
-        self.ledger = PrivacyLedger()
+        self.ledger = C.data_ledger(train)
         d = cfg.latent_dim
         self.mog = {"weights": np.ones(1, np.float32), "means": np.zeros((1, d), np.float32),
                     "variances": np.ones((1, d), np.float32)}

@@ -162,3 +162,22 @@ def test_tabular_rows_decode_to_the_original_columns(tmp_path):
     model.save(tmp_path)
     again = load_model(tmp_path).sample(6, seed=0).to_frame()
     assert frame.equals(again)
+
+
+@pytest.mark.parametrize("name", ["p3gm", "dp-vae"])
+def test_dp_estimated_bounds_are_in_the_models_ledger(tmp_path, name):
+    """Bounds estimated with DP on the rows are spent budget: the model's ε must include them."""
+    from dpcore.data import read_csv, train_test_split
+
+    rng = np.random.default_rng(0)
+    path = tmp_path / "t.csv"
+    rows = ["a,b,y"] + [f"{rng.normal(50, 10):.3f},{rng.normal(0, 1):.3f},{i % 2}" for i in range(400)]
+    path.write_text("\n".join(rows) + "\n")
+    train, _ = train_test_split(read_csv(path, target="y", undeclared="dp", seed=0), 0.2, seed=0)
+    assert train.meta["privacy_records"]
+    params = {k: v for k, v in TINY.items() if k in ("epochs",)}
+    model = make_model(name, batch_size=32, hidden=16, **params, **({"pca_dim": 2} if name == "p3gm" else {}))
+    result = model.fit(train)
+    ledger = model.privacy_ledger()
+    assert ledger.records[0].name == train.meta["privacy_records"][0]["name"]
+    assert result.epsilon == pytest.approx(accountant_epsilon(ledger, result.delta))
