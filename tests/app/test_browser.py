@@ -148,11 +148,11 @@ def test_walkthrough(server, shots):
             _idle(page)
             page.get_by_text("Advanced settings").click()
             _set_number(page, "hidden", 128)
-            _set_number(page, "warmup steps", 150)
+            _set_number(page, "warmup steps", 400)
             page.get_by_role("button", name="Start training").click()
             page.wait_for_selector("[data-testid='stProgress']")
             seen: list[int] = []  # points in the live chart at each poll
-            deadline = time.time() + 150
+            deadline = time.time() + 240
             while time.time() < deadline and not page.get_by_text("Training finished").count():
                 n = _loss_points(page)
                 if n and (not seen or n != seen[-1]):
