@@ -223,7 +223,7 @@ class GSWGAN:
         sigma = noise_for_epsilon(eps, delta, ndis, queries) if private else 0.0
         self.calibration = {"noise_multiplier": sigma, "queries": queries, "sampling_rate": 1.0 / ndis,
                             "accounting": "per-row routing; record noise multiplier σ/2 (sensitivity 2C)"}
-        self.ledger = PrivacyLedger()
+        self.ledger = C.data_ledger(train)  # the dataset's own DP preprocessing, if any
         gen = C.torch_generator(cfg.seed)
         rng = np.random.default_rng(cfg.seed)
         # Each record draws its shard independently (like Poisson sampling): adding, removing or

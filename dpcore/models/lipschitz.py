@@ -96,7 +96,8 @@ class SpectralLinear(nn.Module):
                  power_iterations: int = 1):
         super().__init__()
         bound = 1.0 / math.sqrt(in_features)
-        self.weight = nn.Parameter(torch.rand(out_features, in_features, generator=generator) * 2 * bound - bound)
+        w = torch.rand(out_features, in_features, generator=generator) * 2 * bound - bound
+        self.weight = nn.Parameter(w)
         self.bias = nn.Parameter(torch.rand(out_features, generator=generator) * 2 * bound - bound)
         u = torch.randn(out_features, generator=generator)
         self.register_buffer("u", u / u.norm())

@@ -3,7 +3,8 @@
 Two variants: "spectral" (every dense decoder layer spectrally normalised to L^(1/n): a proven
 bound, certified below) and "penalty" (one-sided penalty on the decoder Jacobian's spectral norm,
 as in the paper's experiments: no guarantee, reported as "not certified" with an empirical estimate).
-No DP-SGD: `privacy_ledger()` is empty and the accountant's ε of the trained model is ∞.
+No DP-SGD: `privacy_ledger()` holds only the dataset's DP preprocessing (if any); the accountant's ε
+of the trained model is ∞.
 
 The certificate (derived here because papers.md marks the paper's theorem UNVERIFIED)
 --------------------------------------------------------------------------------------
@@ -49,7 +50,6 @@ from dpcore.models import lipschitz as lip
 from dpcore.models._neural import NeuralSynthesizer
 from dpcore.models._training import EpsilonMeter, Progress, sgd_steps, train_sgd
 from dpcore.models.base import Callback, FitResult, PrivacyBudget
-from dpcore.privacy.ledger import PrivacyLedger
 
 VARIANTS = ("spectral", "penalty")
 DERIVATION = (
@@ -157,8 +157,9 @@ class LVAE(NeuralSynthesizer):
                                                               self.diameter, self._scale())
         else:
             self.lipschitz_target = cfg.lipschitz
-        self.template, self.n_features, self.n_classes, self.width = C.empty_template(train), train.n_features, k, D
-        self.ledger = PrivacyLedger()
+        self.template, self.width = C.empty_template(train), D
+        self.n_features, self.n_classes = train.n_features, k
+        self.ledger = C.data_ledger(train)  # only the dataset's DP preprocessing, if any
         d = cfg.latent_dim
         self.mog = {"weights": np.ones(1, np.float32), "means": np.zeros((1, d), np.float32),
                     "variances": np.ones((1, d), np.float32)}
