@@ -66,6 +66,23 @@ def check_common(cfg) -> None:
         raise InvalidParameter(f"device must be 'cpu', 'cuda' or 'auto', got {cfg.device!r}")
 
 
+def hparam(default, help: str):
+    """A config dataclass field with its help text (the CLI's and the Train page's source)."""
+    return dataclasses.field(default=default, metadata={"help": help})
+
+
+def read_model_meta(directory, name: str) -> dict:
+    """model.json of a saved model, checked to hold a `name` model (one-line RunError otherwise)."""
+    d = Path(directory)
+    try:
+        meta = json.loads((d / "model.json").read_text())
+    except (OSError, ValueError) as exc:
+        raise RunError(f"cannot read {d / 'model.json'}: {exc}") from None
+    if meta.get("model") != name:
+        raise RunError(f"{d} holds a {meta.get('model')!r} model, not {name!r}")
+    return meta
+
+
 def data_ledger(train: Dataset):
     """A fresh ledger that starts with the dataset's own preprocessing mechanisms.
 

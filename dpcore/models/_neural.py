@@ -143,12 +143,7 @@ class NeuralSynthesizer:
     def load(cls, directory, template: Dataset | None = None):
         """A fitted model back from `save` (weights loaded as plain tensors, no pickle)."""
         d = Path(directory)
-        try:
-            meta = json.loads((d / "model.json").read_text())
-        except (OSError, ValueError) as exc:
-            raise RunError(f"cannot read {d / 'model.json'}: {exc}") from None
-        if meta.get("model") != cls.name:
-            raise RunError(f"{d} holds a {meta.get('model')!r} model, not {cls.name!r}")
+        meta = C.read_model_meta(d, cls.name)
         self = cls(C.config_from_dict(cls.config_class, meta["config"]))
         t = C.load_tensors(d / "weights.safetensors")
         self.n_features, self.n_classes, self.width = meta["n_features"], meta["n_classes"], meta["width"]

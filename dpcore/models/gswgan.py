@@ -24,7 +24,7 @@ import dataclasses
 import json
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -40,8 +40,7 @@ from dpcore.privacy.gradient_sanitizer import GradientSanitizer, ledger_record, 
 from dpcore.privacy.ledger import PrivacyLedger
 
 
-def _f(default, help: str):
-    return field(default=default, metadata={"help": help})
+_f = C.hparam
 
 
 @dataclass(frozen=True)
@@ -349,12 +348,7 @@ class GSWGAN:
     @classmethod
     def load(cls, directory, template: Dataset | None = None) -> "GSWGAN":
         d = Path(directory)
-        try:
-            meta = json.loads((d / "model.json").read_text())
-        except (OSError, ValueError) as exc:
-            raise RunError(f"cannot read {d / 'model.json'}: {exc}") from None
-        if meta.get("model") != cls.name:
-            raise RunError(f"{d} holds a {meta.get('model')!r} model, not {cls.name!r}")
+        meta = C.read_model_meta(d, cls.name)
         self = cls(C.config_from_dict(GSWGANConfig, meta["config"]))
         self.n_features, self.n_classes = meta["n_features"], meta["n_classes"]
         cfg = self.config

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -60,8 +60,7 @@ DERIVATION = (
     "prior samples from sample(), and re-sampling through the approximate encoder.")
 
 
-def _f(default, help: str):
-    return field(default=default, metadata={"help": help})
+_f = C.hparam
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -30,8 +30,7 @@ from dpcore.models._training import EpsilonMeter, Progress, sgd_steps, train_sgd
 from dpcore.models.base import Callback, FitResult, PrivacyBudget
 
 
-def _f(default, help: str):
-    return field(default=default, metadata={"help": help})
+_f = C.hparam
 
 
 @dataclass(frozen=True)
