@@ -21,10 +21,10 @@ PAGES = [
 
 page = st.navigation(PAGES)
 
-from dpcore import ui_state  # noqa: E402  (light: no torch at import time)
+from dpcore import ui  # noqa: E402  (light: no torch at import time)
 
 try:
-    with ui_state.guard():
+    with ui.guard():
         page.run()
 finally:  # after the page, so it shows what the page just changed (dataset, live run)
-    ui_state.sidebar_status()
+    ui.sidebar_status()

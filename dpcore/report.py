@@ -89,34 +89,33 @@ def headline(evaluation: dict) -> dict:
 
 
 # ----------------------------------------------------------------------------- pieces
+# Each piece scores with the same call `dpcore.evaluate.evaluate_all` makes, and keeps the full
+# result (curves, matrices) that the figures need.
 def utility(bundle: RunBundle, seed: int = 0):
     """(UtilityResult, table figure), or (None, None) when the data has no labels."""
-    from dpcore.evaluate import utility_scores, utility_table_figure
+    from dpcore.evaluate import utility_table_figure
+    from dpcore.evaluate.report import score_utility
 
-    if bundle.synthetic.labels is None or bundle.test.labels is None:
-        return None, None
-    res = utility_scores(bundle.synthetic, bundle.test, real_train=bundle.train, seed=seed)
-    return res, utility_table_figure(res)
+    res = score_utility(bundle.synthetic, bundle.train, bundle.test, seed=seed)
+    return (None, None) if res is None else (res, utility_table_figure(res))
 
 
 def marginals(bundle: RunBundle, max_columns: int = 20) -> dict:
     """1-way TVD per column, 2-way TVD matrix + heatmap (train vs synthetic)."""
-    from dpcore.evaluate import one_way_tvd, two_way_heatmap, two_way_tvd
+    from dpcore.evaluate import two_way_heatmap
+    from dpcore.evaluate.report import score_marginals
 
-    one = one_way_tvd(bundle.train, bundle.synthetic)
-    mean2, matrix = two_way_tvd(bundle.train, bundle.synthetic, max_columns=max_columns)
-    vals = np.fromiter(one.values(), dtype=float)
-    return {"one_way": one, "tvd_1way": float(vals.mean()) if vals.size else float("nan"),
-            "tvd_2way": float(mean2), "heatmap": two_way_heatmap(matrix)}
+    m = score_marginals(bundle.synthetic, bundle.train, max_columns=max_columns)
+    return {"one_way": m["one_way"], "tvd_1way": m["tvd_1way"], "tvd_2way": float(m["tvd_2way"]),
+            "heatmap": two_way_heatmap(m["matrix"])}
 
 
 def mia(bundle: RunBundle, n_targets: int = 1000, seed: int = 0):
     """The Monte Carlo membership attack on the run's synthetic sample (train = members)."""
-    from dpcore.evaluate import monte_carlo_mia
+    from dpcore.evaluate.report import score_mia
 
-    return monte_carlo_mia(bundle.synthetic, bundle.train, bundle.test, n_targets=n_targets,
-                           features="pca40" if bundle.train.is_image else "raw", seed=seed,
-                           delta=bundle.delta if bundle.private else 0.0)
+    return score_mia(bundle.synthetic, bundle.train, bundle.test, n_targets=n_targets, seed=seed,
+                     delta=bundle.delta if bundle.private else 0.0)
 
 
 def mia_figure(results: Sequence[tuple[str, Any, Any]], delta: float | None = None):

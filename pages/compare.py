@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dpcore import ui_state as ui
+from dpcore import ui
 
 ui.ensure_navigation()
 st.title("Compare")
@@ -11,20 +11,8 @@ st.caption("How close is the synthetic data to the real training data, and is it
            "Samples, column distributions (marginals), the latent space the model learned, and "
            "classifiers trained on synthetic rows but tested on real ones.")
 
-runs = ui.model_runs()
-if not runs:
-    st.info("No finished runs yet. Train one on the **Train** page.", icon=":material/info:")
-    st.page_link("pages/train.py", label="Go to Train", icon=":material/model_training:")
-    st.stop()
-
-c1, c2 = st.columns(2)
-with c1:
-    first = ui.run_picker("Run", runs, "compare.run")
-with c2:
-    second = ui.run_picker("Compare with (optional)", [s for s in runs if s.name != first], "compare.other",
-                           allow_none=True)
+info, first, second = ui.choose_runs("compare", compare=True)
 chosen = [n for n in (first, second) if n]
-info = {s.name: s for s in runs}
 
 
 def header(name: str) -> None:

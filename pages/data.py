@@ -4,7 +4,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dpcore import ui_state as ui
+from dpcore import ui
 from dpcore.errors import DPCoreError
 
 ui.ensure_navigation()

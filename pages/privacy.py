@@ -6,7 +6,7 @@ import math
 import pandas as pd
 import streamlit as st
 
-from dpcore import ui_state as ui
+from dpcore import ui
 
 ui.ensure_navigation()
 st.title("Privacy")
@@ -15,14 +15,7 @@ st.caption("Two views of the same question. **The guarantee**: every noisy step 
            "membership-inference attacker looks only at the synthetic data and guesses who was in "
            "the training set; the guarantee bounds how well any such attacker can do.")
 
-runs = ui.model_runs()
-if not runs:
-    st.info("No finished runs yet. Train one on the **Train** page.", icon=":material/info:")
-    st.page_link("pages/train.py", label="Go to Train", icon=":material/model_training:")
-    st.stop()
-
-info = {s.name: s for s in runs}
-name = ui.run_picker("Run", runs, "privacy.run")
+info, name, _ = ui.choose_runs("privacy")
 s = info[name]
 b = ui.bundle(name)
 model = b.model
@@ -88,7 +81,7 @@ if not b.train.preprocessing_private:
 
 # ------------------------------------------------------------------ the attack
 st.subheader("The attack", divider="gray")
-others = [r.name for r in runs if r.name != name]
+others = [n for n in info if n != name]
 extra = st.multiselect("Add runs to the attack plot", others, key="privacy.more",
                        help="Compare how much different runs leak to the same attack.")
 st.caption("Each curve is the attacker's trade-off: type-I error α (calling a non-member a member) "

@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from dpcore import ui_state as ui
+from dpcore import ui
 from dpcore.errors import DPCoreError
 
 ui.ensure_navigation()

@@ -7,7 +7,7 @@ import time
 
 import streamlit as st
 
-from dpcore import ui_state as ui
+from dpcore import ui
 from dpcore.errors import DPCoreError
 
 ui.ensure_navigation()
@@ -186,7 +186,8 @@ cal = None
 st.subheader("Noise preview", divider="gray")
 if error is None and info["private"] and "epsilon" in params:
     try:
-        cal = ui.calibration_preview(model, json.dumps(config.params, sort_keys=True, default=str), train.n)
+        cal = ui.calibration_preview(model, json.dumps(config.params, sort_keys=True, default=str), train.n,
+                                     json.dumps(train.meta.get("privacy_records") or [], default=str))
     except DPCoreError as exc:
         error = str(exc)
 if error:

@@ -14,7 +14,7 @@ _EXPORTS = {
     "marginals": ["class_mean_images_figure", "image_grid_figure", "one_way_figure", "one_way_tvd",
                   "two_way_heatmap", "two_way_tvd"],
     "mia": ["MIAResult", "clopper_pearson", "empirical_eps", "monte_carlo_mia"],
-    "report": ["evaluate_all"],
+    "report": ["evaluate_all", "score_marginals", "score_mia", "score_utility"],
     "utility": ["UtilityResult", "utility_scores", "utility_table_figure"],
 }
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}

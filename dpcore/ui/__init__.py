@@ -1,0 +1,40 @@
+"""Session helpers shared by the workbench pages: the active dataset, the live run, cached results.
+
+Why a package: every page needs the same few things (which data is selected, where runs are
+stored, "is my run still training?", formatting ε for people), and keeping them here keeps the pages
+to widgets and layout. No training or evaluation maths lives here — numbers come from dpcore.
+Pages use `from dpcore import ui` and the names below; each lives in the module of its concept:
+
+- `nav`: navigation guard, error display (`guard`), runs root, upload limit, ε / time formatting
+- `data`: the session's data choice, loading it (cached), CSV uploads
+- `forms`: the Train page's settings widgets, model facts, the calibration preview
+- `live`: the session's live run and ε sweep, the sidebar status line
+- `cache`: per-run cached bundle and evaluations (keyed by run name + mtime)
+- `picker`: listing and choosing saved runs, their saved scores
+
+Only this package imports Streamlit; torch and the models load inside the helpers that need them,
+so the first page paints quickly.
+"""
+from dpcore.ui.cache import (bundle, key, latent, marginals, mia, one_way, report_html, run_mtime, samples,
+                             synthetic_csv, utility)
+from dpcore.ui.data import (DEFAULT_DATASET, data_choice, data_config_fields, data_label, default_data_choice,
+                            load_data, parse_table, save_upload, set_data_choice)
+from dpcore.ui.forms import (DEFAULT_MODEL, EPSILON_CHOICES, MODEL_BLURBS, calibration_preview, coerce_param,
+                             config_fields, config_widget, default_delta, model_info, remember_params,
+                             remembered_params)
+from dpcore.ui.live import (POLL_SECONDS, LiveRun, live_run, set_live_run, set_sweep_state, sidebar_status,
+                            sweep_state)
+from dpcore.ui.nav import (EPSILON_EXPLAINER, ensure_navigation, fmt_eps, fmt_seconds, guard, runs_root,
+                           upload_limit_bytes)
+from dpcore.ui.picker import choose_runs, headline_missing, list_runs, model_runs, run_picker, utility_points
+
+__all__ = [
+    "DEFAULT_DATASET", "DEFAULT_MODEL", "EPSILON_CHOICES", "EPSILON_EXPLAINER", "MODEL_BLURBS", "POLL_SECONDS",
+    "LiveRun", "bundle", "calibration_preview", "choose_runs", "coerce_param", "config_fields", "config_widget",
+    "data_choice", "data_config_fields", "data_label", "default_data_choice", "default_delta",
+    "ensure_navigation", "fmt_eps", "fmt_seconds", "guard", "headline_missing", "key", "latent", "list_runs",
+    "live_run", "load_data", "marginals", "mia", "model_info", "model_runs", "one_way", "parse_table",
+    "remember_params", "remembered_params", "report_html", "run_mtime", "run_picker", "runs_root", "samples",
+    "save_upload", "set_data_choice", "set_live_run", "set_sweep_state", "sidebar_status", "sweep_state",
+    "synthetic_csv", "upload_limit_bytes", "utility", "utility_points",
+]

@@ -1,0 +1,110 @@
+"""Per-run results, cached: the loaded run (bundle) and each evaluation the pages draw.
+
+Keyed by run name + `run_mtime`: re-opening a page never re-evaluates; retraining or renaming does.
+Every number and figure comes from `dpcore.report` (looked up at call time, so it can be patched);
+scores a page computes are also saved to the run's evaluation.json for the runs table.
+"""
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+
+import streamlit as st
+
+from dpcore.ui.nav import runs_root
+
+
+def run_mtime(path) -> float:
+    """Latest change of a run's own files (not evaluation.json): the key that invalidates caches."""
+    p = Path(path)
+    times = [0.0]
+    for name in ("config.json", "status.json", "ledger.json", "metrics.jsonl", "model/model.json",
+                 "model/weights.safetensors"):
+        with contextlib.suppress(OSError):
+            times.append((p / name).stat().st_mtime)
+    return max(times)
+
+
+def key(name: str) -> tuple[str, float]:
+    """(name, mtime): the arguments of the cached helpers below for run `name`."""
+    return name, run_mtime(runs_root() / name)
+
+
+@st.cache_resource(max_entries=6, show_spinner="Loading the run and drawing synthetic rows…")
+def _bundle(name: str, mtime: float):
+    from dpcore.report import load_bundle
+
+    return load_bundle(runs_root() / name)
+
+
+def bundle(name: str):
+    """The run's model, real splits and synthetic sample (shared read-only; never mutate)."""
+    return _bundle(name, run_mtime(runs_root() / name))
+
+
+@st.cache_data(max_entries=32, show_spinner="Training classifiers on synthetic data, testing on real…")
+def utility(name: str, mtime: float):
+    """(UtilityResult, figure) — also saved to the run's evaluation.json."""
+    from dpcore import report
+
+    b = _bundle(name, mtime)
+    res, fig = report.utility(b)
+    if res is not None:
+        report.save_evaluation(b.run.path, utility=res.to_dict())
+    return res, fig
+
+
+@st.cache_data(max_entries=32, show_spinner="Comparing marginals…")
+def marginals(name: str, mtime: float) -> dict:
+    from dpcore import report
+
+    b = _bundle(name, mtime)
+    out = report.marginals(b)
+    report.save_evaluation(b.run.path, marginals={"tvd_1way": out["tvd_1way"], "tvd_2way": out["tvd_2way"]})
+    return out
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def one_way(name: str, mtime: float, column: str):
+    from dpcore.evaluate import one_way_figure
+
+    b = _bundle(name, mtime)
+    return one_way_figure(b.train, b.synthetic, column)
+
+
+@st.cache_data(max_entries=32, show_spinner="Drawing samples…")
+def samples(name: str, mtime: float) -> list:
+    from dpcore import report
+
+    return report.samples_figures(_bundle(name, mtime))
+
+
+@st.cache_data(max_entries=32, show_spinner="Projecting latent codes…")
+def latent(name: str, mtime: float, method: str):
+    from dpcore import report
+
+    return report.latent(_bundle(name, mtime), method=method)
+
+
+@st.cache_data(max_entries=32, show_spinner="Running the membership-inference attack…")
+def mia(name: str, mtime: float):
+    """The attack's MIAResult — its summary is saved to the run's evaluation.json."""
+    from dpcore import report
+
+    b = _bundle(name, mtime)
+    res = report.mia(b)
+    report.save_evaluation(b.run.path, mia={k: v for k, v in res.to_dict().items() if k != "curve"})
+    return res
+
+
+@st.cache_data(max_entries=16, show_spinner="Building the report…")
+def report_html(name: str, mtime: float) -> str:
+    from dpcore import report
+
+    return report.run_report(runs_root() / name, bundle=_bundle(name, mtime))
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def synthetic_csv(name: str, mtime: float) -> bytes:
+    """The run's synthetic sample in the original columns, as CSV bytes."""
+    return _bundle(name, mtime).synthetic.to_frame().to_csv(index=False).encode()

@@ -1,0 +1,98 @@
+"""The session's active dataset: the data choice, loading it (cached), and CSV uploads.
+
+Why: every page trains on, shows or labels the same (train, test) split; the choice lives in
+st.session_state and the loaded splits are shared read-only across sessions.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import re
+from pathlib import Path
+
+import streamlit as st
+
+from dpcore.ui.nav import runs_root, upload_limit_bytes
+
+DEFAULT_DATASET = "digits"
+_DATA_KEY = "dpcore.data"
+
+
+@st.cache_resource(show_spinner="Loading dataset…", max_entries=6)
+def _load_data(config_json: str, max_bytes: int):
+    """(train, test) for a data choice (shared read-only across sessions; never mutate them).
+
+    The same calls `dpcore.runs.DataConfig.load` makes (so a run trains on exactly what the Data
+    page shows), made here directly so the first page does not import the run store (and torch);
+    CSV choices also carry the schema edits (types, bounds, categories, delimiter).
+    """
+    import numpy as np
+
+    from dpcore.data import load_split, read_csv, train_test_split
+
+    c = json.loads(config_json)
+    if c.get("dataset") is not None:
+        return load_split(c["dataset"], seed=c.get("split_seed", 0), test_size=c.get("test_size", 0.1),
+                          outlier=c.get("outlier", False), n=c.get("n"))
+    ds = read_csv(c["csv"], target=c.get("target"), delimiter=c.get("delimiter", ","),
+                  types=c.get("types"), bounds=c.get("bounds"), categories=c.get("categories"),
+                  max_bytes=max_bytes, name=c.get("name"))
+    if c.get("n") is not None and ds.n > c["n"]:
+        ds = ds.subset(np.sort(np.random.default_rng(c.get("split_seed", 0)).choice(ds.n, c["n"], replace=False)))
+    return train_test_split(ds, test_size=c.get("test_size", 0.1), seed=c.get("split_seed", 0))
+
+
+def data_config_fields() -> set[str]:
+    from dpcore.runs.store import DataConfig
+
+    return {f.name for f in dataclasses.fields(DataConfig)}
+
+
+def default_data_choice() -> dict:
+    return {"dataset": DEFAULT_DATASET, "test_size": 0.2, "split_seed": 0, "outlier": False}
+
+
+def data_choice() -> dict:
+    """The session's selected data config (a dict accepted by DataConfig)."""
+    return dict(st.session_state.get(_DATA_KEY) or default_data_choice())
+
+
+def load_data(choice: dict | None = None):
+    """(train, test) of `choice` (default: the session's). Raises DPCoreError for bad data."""
+    choice = data_choice() if choice is None else choice
+    return _load_data(json.dumps(choice, sort_keys=True, default=str), upload_limit_bytes())
+
+
+def set_data_choice(choice: dict):
+    """Load `choice`; only when it loads does it become the session's dataset (nothing is lost)."""
+    train, test = load_data(choice)
+    st.session_state[_DATA_KEY] = dict(choice)
+    return train, test
+
+
+def data_label(choice: dict | None = None) -> str:
+    c = data_choice() if choice is None else choice
+    return c.get("dataset") or c.get("name") or Path(str(c.get("csv", "table"))).name
+
+
+def save_upload(data: bytes, filename: str) -> Path:
+    """Keep an uploaded CSV under the runs root, named by content, so runs can reload it."""
+    digest = hashlib.sha1(data).hexdigest()[:12]
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", Path(filename).stem)[:40] or "upload"
+    path = runs_root() / "_uploads" / f"{stem}-{digest}.csv"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    return path
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def parse_table(path: str, delimiter: str, max_bytes: int):
+    """The raw text table of an uploaded CSV (for the schema editor)."""
+    from dpcore.data import parse_csv
+
+    return parse_csv(path, delimiter=delimiter, max_bytes=max_bytes)

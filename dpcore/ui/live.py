@@ -1,0 +1,81 @@
+"""This session's training: the live run, the ε sweep, and the sidebar line that reports on them.
+
+Why session state: each browser session sees only its own run, and it survives page changes; the
+training itself runs in the runner's background thread.
+"""
+from __future__ import annotations
+
+import threading
+import time
+
+import streamlit as st
+
+from dpcore.ui.data import data_label
+from dpcore.ui.nav import runs_root
+
+POLL_SECONDS = 1.0  # how often the live view redraws while a run trains
+_LIVE_KEY, _SWEEP_KEY = "dpcore.live", "dpcore.sweep"
+
+
+class LiveRun:
+    """The session's training run: the runner's handle plus every event drawn so far.
+
+    Lives in st.session_state, so each browser session sees only its own run and it survives page
+    changes; the training itself runs in the runner's background thread.
+    """
+
+    def __init__(self, handle, config: dict, started: float | None = None):
+        self.handle = handle
+        self.config = config
+        self.started = started or time.time()
+        self.events: list[dict] = []
+        self.announced = False
+        self._lock = threading.Lock()
+
+    def drain(self) -> list[dict]:
+        """Copy new events from the runner's buffer; return all events so far."""
+        with self._lock:
+            self.events.extend(self.handle.events(len(self.events)))
+            return list(self.events)
+
+    @property
+    def run_name(self) -> str | None:
+        run = self.handle.run
+        return run.name if run is not None else None
+
+    @property
+    def status(self) -> str:
+        return str(self.handle.status)
+
+    @property
+    def running(self) -> bool:
+        return self.handle.status in ("pending", "running") or self.handle.is_alive()
+
+
+def live_run() -> LiveRun | None:
+    return st.session_state.get(_LIVE_KEY)
+
+
+def set_live_run(live: LiveRun | None) -> None:
+    st.session_state[_LIVE_KEY] = live
+
+
+def sweep_state():
+    return st.session_state.get(_SWEEP_KEY)
+
+
+def set_sweep_state(sweep) -> None:
+    st.session_state[_SWEEP_KEY] = sweep
+
+
+def sidebar_status() -> None:
+    """Which dataset is active and whether this session's run is training (cheap; no heavy imports)."""
+    with st.sidebar:
+        st.caption(f"Dataset: **{data_label()}**")
+        live = live_run()
+        if live is not None:
+            state = live.status
+            icon = {"done": ":material/check_circle:", "stopped": ":material/stop_circle:",
+                    "failed": ":material/error:"}.get(state, ":material/hourglass_top:")
+            st.caption(f"{icon} Your run `{live.run_name or '…'}`: {state}")
+        st.caption(f"Runs are saved in `{runs_root()}`")

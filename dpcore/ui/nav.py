@@ -1,0 +1,96 @@
+"""What every page needs first: the navigation guard, error display, paths and limits, ε for people.
+
+Why here: each page starts with `ensure_navigation()`, runs inside `guard()` (app.py) and formats
+ε the same way; the runs root and the upload limit are read from one place so the pages, the run
+store and the data layer agree on them.
+"""
+from __future__ import annotations
+
+import contextlib
+import logging
+import math
+import os
+from pathlib import Path
+
+import streamlit as st
+
+log = logging.getLogger("dpcore.ui")
+
+
+# ----------------------------------------------------------------------------- navigation
+def ensure_navigation() -> None:
+    """Make a deep link (/train) on a fresh server go through app.py's st.navigation.
+
+    Streamlit treats an app with a `pages/` folder as a legacy multipage app until some session
+    has called st.navigation; until then /train would run pages/train.py alone, with file names in
+    the sidebar. Each page calls this first: it switches the process to st.navigation and reruns.
+    """
+    try:
+        from streamlit.runtime.pages_manager import PagesManager
+    except ImportError:  # a future Streamlit without the legacy mode
+        return
+    if PagesManager.uses_pages_directory:
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+
+
+# ----------------------------------------------------------------------------- paths and limits
+def runs_root() -> Path:
+    """Where runs are saved: $DPCORE_RUNS_DIR, else ./runs (created on first use)."""
+    root = Path(os.environ.get("DPCORE_RUNS_DIR") or "runs").expanduser()
+    root.mkdir(parents=True, exist_ok=True)
+    return root
+
+
+def upload_limit_bytes() -> int:
+    """The upload limit the server enforces (server.maxUploadSize, MB); the data layer gets the same."""
+    return int(st.get_option("server.maxUploadSize")) * 1024 * 1024
+
+
+# ----------------------------------------------------------------------------- errors and text
+@contextlib.contextmanager
+def guard():
+    """Show a user's mistake (DPCoreError) as one line; keep bugs out of a user's face but logged.
+
+    Set DPCORE_UI_RAISE=1 (the tests do) to let unexpected exceptions through.
+    """
+    from dpcore.errors import DPCoreError
+
+    try:
+        yield
+    except DPCoreError as exc:
+        st.error(str(exc), icon=":material/error:")
+    except Exception as exc:  # noqa: BLE001 - the page must keep working
+        if os.environ.get("DPCORE_UI_RAISE"):
+            raise
+        log.exception("unexpected error in a workbench page")
+        st.error(f"Something went wrong: {type(exc).__name__}: {' '.join(str(exc).split())[:300]}",
+                 icon=":material/bug_report:")
+
+
+def fmt_eps(eps: float | None, digits: int = 2) -> str:
+    """ε for people: "ε = ∞" for non-private runs, "—" when unknown."""
+    if eps is None or (isinstance(eps, float) and math.isnan(eps)):
+        return "—"
+    if math.isinf(eps):
+        return "∞"
+    return f"{eps:.{digits}f}" if eps < 100 else f"{eps:.0f}"
+
+
+def fmt_seconds(s: float | None) -> str:
+    if s is None or not math.isfinite(s):
+        return "—"
+    s = max(0.0, float(s))
+    if s < 60:
+        return f"{s:.0f} s"
+    if s < 3600:
+        return f"{int(s // 60)} min {int(s % 60):02d} s"
+    return f"{int(s // 3600)} h {int(s % 3600 // 60):02d} min"
+
+
+EPSILON_EXPLAINER = (
+    "**ε (epsilon)** is the privacy budget: it bounds how much any single person's record can change "
+    "what the model learns. Smaller is more private — at ε = 1 an attacker's odds of telling whether "
+    "someone was in the data grow by at most a factor e ≈ 2.7; non-private models have ε = ∞. "
+    "**δ** is the small probability that the guarantee fails; keep it below 1/n."
+)

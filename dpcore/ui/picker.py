@@ -1,0 +1,95 @@
+"""Saved runs for the pages: listing them, picking one, and the scores saved with them.
+
+Why: Compare, Privacy and Runs all start from "which finished run?"; `choose_runs` is that shared
+header (empty state included), so the pages only draw what they show about the chosen runs.
+"""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import streamlit as st
+
+from dpcore.ui.live import live_run
+from dpcore.ui.nav import fmt_eps, runs_root
+
+
+def list_runs():
+    from dpcore.runs.store import list_runs as _list
+
+    return _list(runs_root())
+
+
+def model_runs() -> list:
+    """Summaries of runs that have a usable model (done or stopped), newest first."""
+    out = []
+    for s in list_runs():
+        if s.status in ("done", "stopped") and (Path(s.path) / "model" / "model.json").is_file():
+            out.append(s)
+    return out
+
+
+def run_picker(label: str, summaries: list, key: str, *, allow_none: bool = False, default: str | None = None):
+    """A select box over run names showing model, dataset and ε; returns the chosen name or None."""
+    names = [s.name for s in summaries]
+    info = {s.name: s for s in summaries}
+    opts = (["(none)"] if allow_none else []) + names
+    live = live_run()
+    if default is None and not allow_none and live is not None and live.run_name in names:
+        default = live.run_name
+    index = opts.index(default) if default in opts else 0
+
+    def fmt(n):
+        if n == "(none)":
+            return "(none)"
+        s = info[n]
+        return f"{n}  ·  {s.model} on {s.dataset}  ·  ε = {fmt_eps(s.epsilon)}"
+
+    choice = st.selectbox(label, opts, index=index, key=key, format_func=fmt)
+    return None if choice == "(none)" else choice
+
+
+def choose_runs(page: str, *, compare: bool = False) -> tuple[dict, str, str | None]:
+    """The header of the pages that look at finished runs: (summaries by name, run, second run).
+
+    With no usable run it points to the Train page and stops the script. Otherwise it draws the
+    "Run" select box (key `{page}.run`) and, with `compare`, next to it an optional second run
+    (key `{page}.other`, None when "(none)"). Summaries keep `model_runs`' order (newest first).
+    """
+    runs = model_runs()
+    if not runs:
+        st.info("No finished runs yet. Train one on the **Train** page.", icon=":material/info:")
+        st.page_link("pages/train.py", label="Go to Train", icon=":material/model_training:")
+        st.stop()
+    second = None
+    if compare:
+        c1, c2 = st.columns(2)
+        with c1:
+            first = run_picker("Run", runs, f"{page}.run")
+        with c2:
+            second = run_picker("Compare with (optional)", [s for s in runs if s.name != first],
+                                f"{page}.other", allow_none=True)
+    else:
+        first = run_picker("Run", runs, f"{page}.run")
+    return {s.name: s for s in runs}, first, second
+
+
+def headline_missing(path) -> bool:
+    """True when a run has no saved utility or attack score yet."""
+    from dpcore.report import headline, load_evaluation
+
+    h = headline(load_evaluation(path))
+    return h["mia_auc"] is None or (h["utility"] is None and h["utility_metric"] is None)
+
+
+def utility_points() -> list[dict]:
+    """(model, dataset, ε, utility) of every scored run: the privacy–utility curve's points."""
+    from dpcore.report import headline, load_evaluation
+
+    out = []
+    for s in list_runs():
+        h = headline(load_evaluation(s.path))
+        if h["utility"] is not None and not math.isnan(s.epsilon):
+            out.append({"run": s.name, "model": s.model, "dataset": s.dataset, "epsilon": s.epsilon,
+                        "utility": h["utility"], "metric": h["utility_metric"], "reference": h["reference"]})
+    return out
