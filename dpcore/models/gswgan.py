@@ -219,10 +219,10 @@ class GSWGAN:
         self.template, self.n_features, self.n_classes = C.empty_template(train), D, K
         queries = cfg.steps * cfg.batch_size
         private = math.isfinite(eps)
-        sigma = noise_for_epsilon(eps, delta, ndis, queries) if private else 0.0
+        self.ledger = C.data_ledger(train)  # the dataset's own DP preprocessing, if any
+        sigma = noise_for_epsilon(eps, delta, ndis, queries, spent=self.ledger) if private else 0.0
         self.calibration = {"noise_multiplier": sigma, "queries": queries, "sampling_rate": 1.0 / ndis,
                             "accounting": "per-row routing; record noise multiplier σ/2 (sensitivity 2C)"}
-        self.ledger = C.data_ledger(train)  # the dataset's own DP preprocessing, if any
         gen = C.torch_generator(cfg.seed)
         rng = np.random.default_rng(cfg.seed)
         # Each record draws its shard independently (like Poisson sampling): adding, removing or

@@ -202,7 +202,8 @@ class P3GM(NeuralSynthesizer):
 
         cfg = self.config
         cal = calibrate_p3gm(eps, delta, cfg.encoder_share, n, cfg.batch_size, cfg.epochs,
-                             components=cfg.components, em_iters=cfg.em_iters, center=cfg.pca_center)
+                             components=cfg.components, em_iters=cfg.em_iters, center=cfg.pca_center,
+                             spent=self.ledger)  # fit() starts self.ledger with C.data_ledger(train)
         sig = {"pca_sigma": cal.pca_sigma, "em_sigma": cal.em_sigma, "sgd_sigma": cal.sgd_sigma,
                "mean_sigma": cal.mean_sigma}
         self.calibration = {**sig, "planned_epsilon": cal.epsilon, "sgd_steps": steps}

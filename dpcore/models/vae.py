@@ -103,7 +103,7 @@ class VAE(NeuralSynthesizer):
         if self.private:
             from dpcore.privacy.accountant import calibrate_sgd
 
-            sigma = float(calibrate_sgd(eps, delta, cfg.batch_size / n, steps))
+            sigma = float(calibrate_sgd(eps, delta, cfg.batch_size / n, steps, spent=self.ledger))
         self.calibration = {"sgd_sigma": sigma, "sgd_steps": steps} if self.private else {"sgd_steps": steps}
         meter = EpsilonMeter(self.ledger, delta, self.private)
         prog = Progress(steps, callback, meter)

@@ -103,8 +103,13 @@ def ledger_record(noise_multiplier: float, n_discriminators: int, queries: int,
                            sensitivity=2.0 * clip)
 
 
-def noise_for_epsilon(epsilon: float, delta: float, n_discriminators: int, queries: int) -> float:
-    """σ (noise std / C) whose ledger reaches exactly ε at δ (the accountant's calibration)."""
+def noise_for_epsilon(epsilon: float, delta: float, n_discriminators: int, queries: int, *,
+                      spent=None) -> float:
+    """σ (noise std / C) whose ledger reaches exactly ε at δ (the accountant's calibration).
+
+    spent: a PrivacyLedger of mechanisms already applied to the same rows (the dataset's DP
+    preprocessing); ε is then the total of spent + the sanitised queries.
+    """
     from dpcore.privacy.accountant import calibrate_sgd
 
-    return 2.0 * float(calibrate_sgd(epsilon, delta, 1.0 / n_discriminators, queries))
+    return 2.0 * float(calibrate_sgd(epsilon, delta, 1.0 / n_discriminators, queries, spent=spent))

@@ -17,6 +17,12 @@ Solver: for every grid order α_j the two conditions "ε = target at α_j" and "
 ε (≤ target) is the self-consistent one up to the grid. σ_s is then re-solved exactly for that
 encoder: ε(σ) ≤ target ⇔ σ ≥ min_i σ_i, where σ_i makes the bound at α_i equal to the target, so
 the minimum hits the target exactly (up to 1e-6 relative). Both calibrations take milliseconds.
+
+Budget already spent (`spent`): mechanisms applied to the same rows before the model (e.g. DP
+bounds from `read_csv(..., undeclared="dp")`) compose with the model's, so per order the model
+gets R_avail(α) = ε − offset(α) − R_spent(α) and the returned ledger is spent + model, whose ε is
+the run's total (= the target). For P3GM, `encoder_share` is then the share of the REMAINING RDP
+at α*: R_enc(α*) = s·(R(α*) − R_spent(α*)) (`achieved_share` is measured the same way).
 """
 from __future__ import annotations
 
@@ -138,6 +144,34 @@ def _check_budget(epsilon: float, delta: float) -> tuple[float, float]:
     return check_positive("epsilon", epsilon), check_probability("delta", delta)
 
 
+def _spent_ledger(spent) -> PrivacyLedger:
+    """A copy of the already-spent records (None → empty); the caller's ledger is never touched."""
+    return PrivacyLedger() if spent is None else PrivacyLedger.from_list(list(spent))
+
+
+def _available(epsilon: float, delta: float, orders: np.ndarray,
+               spent: PrivacyLedger) -> np.ndarray:
+    """Per order, the RDP left to the model: ε − offset(α) − R_spent(α); raises if none is left."""
+    budget = epsilon - conversion_offset(orders, delta)
+    if not np.any(budget > 0):
+        raise InvalidParameter(f"epsilon={epsilon} is too small to reach at delta={delta}")
+    if any(r.steps for r in spent):
+        budget = budget - rdp(spent, orders)
+        if not np.any(budget > 0):
+            used, _ = epsilon_and_order(spent, delta, orders)
+            raise InvalidParameter(f"the dataset's DP preprocessing already spends ε={used:.4g} of "
+                                   f"epsilon={epsilon}; raise epsilon or declare the bounds")
+    return budget
+
+
+def _after_spent(spent: PrivacyLedger, delta: float, orders: np.ndarray) -> str:
+    """Suffix for infeasibility messages when part of the budget was already spent."""
+    if not any(r.steps for r in spent):
+        return ""
+    used, _ = epsilon_and_order(spent, delta, orders)
+    return f" (the dataset's DP preprocessing already spends ε={used:.4g})"
+
+
 def _solve_sigma(q: float, steps: int, orders: np.ndarray, budget: np.ndarray) -> np.ndarray:
     """Per order α_i, the σ with steps·R_q,σ(α_i) = budget_i, vectorised.
 
@@ -184,20 +218,24 @@ def _solve_sigma(q: float, steps: int, orders: np.ndarray, budget: np.ndarray) -
 
 
 def calibrate_sgd(epsilon: float, delta: float, sample_rate: float, steps: int,
-                  orders=DEFAULT_ORDERS) -> float:
-    """σ for pure DP-SGD (Poisson rate q, `steps` steps) whose tight RDP ε equals `epsilon`."""
+                  orders=DEFAULT_ORDERS, *, spent: PrivacyLedger | None = None) -> float:
+    """σ for pure DP-SGD (Poisson rate q, `steps` steps) whose tight RDP ε equals `epsilon`.
+
+    spent: mechanisms already applied to the same rows; σ is then the one whose ledger spent +
+    DP-SGD has ε = `epsilon` in total.
+    """
     epsilon, delta = _check_budget(epsilon, delta)
     q = float(sample_rate)
     if not 0 < q <= 1:
         raise InvalidParameter(f"sample_rate must lie in (0, 1], got {sample_rate!r}")
     steps = check_int("steps", steps)
     orders = np.asarray(orders, float)
-    budget = epsilon - conversion_offset(orders, delta)
-    if not np.any(budget > 0):
-        raise InvalidParameter(f"epsilon={epsilon} is too small to reach at delta={delta}")
+    spent = _spent_ledger(spent)
+    budget = _available(epsilon, delta, orders, spent)
     sigma = float(np.min(_solve_sigma(q, steps, orders, budget)))
     if sigma >= _SIGMA_HI * 0.999:
-        raise InvalidParameter(f"epsilon={epsilon} is too small to reach with {steps} steps")
+        raise InvalidParameter(f"epsilon={epsilon} is too small to reach with {steps} steps"
+                               + _after_spent(spent, delta, orders))
     if sigma <= _SIGMA_LO * 1.001:
         raise InvalidParameter(f"epsilon={epsilon} is too large: the noise multiplier would be "
                                f"below {_SIGMA_LO}")
@@ -219,10 +257,13 @@ def _encoder_sigmas(rho_enc: float, em_iters: int, components: int, center: str,
 def calibrate_p3gm(epsilon: float, delta: float, encoder_share: float, n: int, batch: int,
                    epochs: float, components: int = 1, em_iters: int = 20, *,
                    em_fraction: float = EM_FRACTION, center: str = "noisy",
-                   clip_norm: float = 1.0, orders=DEFAULT_ORDERS) -> Calibration:
+                   clip_norm: float = 1.0, orders=DEFAULT_ORDERS,
+                   spent: PrivacyLedger | None = None) -> Calibration:
     """Noise multipliers for a P3GM run with total (ε, δ) and the encoder's share of the RDP budget.
 
-    Raises InvalidParameter for ε ≤ 0, δ ∉ (0,1), share ∉ (0,1), batch > n, or an infeasible target.
+    spent: mechanisms already applied to the same rows (first in the returned ledger; the share is
+    of the RDP left after them). Raises InvalidParameter for ε ≤ 0, δ ∉ (0,1), share ∉ (0,1),
+    batch > n, or an infeasible target (including a budget the spent records already use up).
     """
     epsilon, delta = _check_budget(epsilon, delta)
     share = check_probability("encoder_share", encoder_share)
@@ -232,19 +273,21 @@ def calibrate_p3gm(epsilon: float, delta: float, encoder_share: float, n: int, b
     _check_center(center)
     q, steps = sgd_schedule(n, batch, epochs)
     orders = np.asarray(orders, float)
-    budget = epsilon - conversion_offset(orders, delta)
-    if not np.any(budget > 0):
-        raise InvalidParameter(f"epsilon={epsilon} is too small to reach at delta={delta}")
+    spent = _spent_ledger(spent)
+    budget = _available(epsilon, delta, orders, spent)  # RDP left to the model, per order
     # Candidates: ε = target and share s, both at α_j.
     rho_c = np.where(budget > 0, share * budget / orders, 0.0)
     sig_c = _solve_sigma(q, steps, orders, (1.0 - share) * budget)
     valid = np.isfinite(sig_c) & (sig_c < _SIGMA_HI * 0.999) & (rho_c > 0)
     if not valid.any():
-        raise InvalidParameter(f"epsilon={epsilon} cannot be reached with encoder_share={share}")
+        raise InvalidParameter(f"epsilon={epsilon} cannot be reached with encoder_share={share}"
+                               + _after_spent(spent, delta, orders))
     if np.all(sig_c[valid] <= _SIGMA_LO * 1.001):
         raise InvalidParameter(f"epsilon={epsilon} is too large: the DP-SGD noise multiplier would "
                                f"be below {_SIGMA_LO}")
     offset = conversion_offset(orders, delta)
+    if any(r.steps for r in spent):
+        offset = offset + rdp(spent, orders)  # the spent RDP is a fixed part of every candidate
 
     def eps_of(idx: np.ndarray) -> np.ndarray:  # the tight ε of each candidate's ledger
         curves = (rho_c[idx][:, None] * orders[None, :]
@@ -264,21 +307,27 @@ def calibrate_p3gm(epsilon: float, delta: float, encoder_share: float, n: int, b
                                f"be below {_SIGMA_LO}")
     pca_sigma, em_sigma, mean_sigma = _encoder_sigmas(rho_enc, em_iters, components, center,
                                                       em_fraction)
-    led = p3gm_ledger(n, batch, epochs, pca_sigma, em_sigma, em_iters, components, sgd_sigma,
+    own = p3gm_ledger(n, batch, epochs, pca_sigma, em_sigma, em_iters, components, sgd_sigma,
                       mean_sigma, center=center, clip_norm=clip_norm)
+    led = own
+    if len(spent):  # spent records first, then the model's: ε of the ledger is the run's total
+        led = spent
+        led.extend(own)
     eps, order = epsilon_and_order(led, delta, orders)
-    total = rdp(led, orders)[orders == order]
+    total = rdp(own, orders)[orders == order]  # the model's RDP: the share is of the remainder
     achieved = float(rho_enc * order / total[0]) if total.size and total[0] > 0 else None
     return Calibration(pca_sigma, em_sigma, sgd_sigma, mean_sigma, led, eps, delta, share,
                        achieved, order)
 
 
 def calibrate_dp_vae(epsilon: float, delta: float, n: int, batch: int, epochs: float,
-                     orders=DEFAULT_ORDERS) -> Calibration:
-    """σ_s for a pure DP-SGD model trained `epochs` epochs with Poisson batches of size `batch`."""
+                     orders=DEFAULT_ORDERS, *, spent: PrivacyLedger | None = None) -> Calibration:
+    """σ_s for a pure DP-SGD model trained `epochs` epochs with Poisson batches of size `batch`
+    (after the `spent` mechanisms, which come first in the returned ledger)."""
     epsilon, delta = _check_budget(epsilon, delta)
     q, steps = sgd_schedule(n, batch, epochs)
-    sigma = calibrate_sgd(epsilon, delta, q, steps, orders)
-    led = dp_vae_ledger(n, batch, epochs, sigma)
+    sigma = calibrate_sgd(epsilon, delta, q, steps, orders, spent=spent)
+    led = _spent_ledger(spent)
+    led.extend(dp_vae_ledger(n, batch, epochs, sigma))
     eps, order = epsilon_and_order(led, delta, orders)
     return Calibration(None, None, sigma, None, led, eps, delta, None, None, order)
