@@ -4,6 +4,11 @@ Why the phases: a VAE trained end to end with DP-SGD spends its whole budget on 
 optimisation. P3GM fixes the encoder mean to a DP-PCA projection and the prior to a DP-EM mixture
 of Gaussians fitted on those codes, so DP-SGD only learns the encoder variance and the decoder:
   1. DP-PCA to d_p dims            (ledger: Gaussian mechanism on the covariance, and the mean)
+     Two departures from the official code, both measured on Fashion-MNIST at ε = 1 (MLP accuracy
+     0.689 → 0.754, `bench/p3gm_paper.py`): rows are centred on the noisy mean of the RAW rows and
+     then normalised (the official order, normalise then centre, leaves the centred rows a third of
+     the sensitivity budget), and images are 2×2 average-pooled before PCA (`pca_pool`: the
+     covariance noise grows with √D). Neither costs privacy; both cut the PCA noise's damage.
   2. DP-EM, K-component MoG prior  (ledger: 2K+1 Gaussian mechanisms per iteration)
   3. optional decoder warm-up on z ~ prior → inverse-PCA(z)  (post-processing: free)
   4. DP-SGD on the ELBO  E_q[log p(x|z)] − KL(q(z|x) ‖ p_MoG(z)),  q = N(PCA(x), diag σ²_φ(x)),
@@ -51,6 +56,12 @@ class PGMConfig:
     warmup_steps: int = _f(300, "decoder warm-up steps on z ~ prior → inverse-PCA(z) (free post-processing; 0 = off; "
                            "skipped for tables with normalized codes, whose inverse is not in value space)")
     pca_center: str = _f("noisy", "centre for PCA: 'noisy' (a private mean, in the ledger), 'public' (0.5) or 'none'")
+    mean_clip_norm: float | None = _f(None, "L2 clip of the rows in DP-PCA's noisy mean: None = √D, the "
+                                      "largest row norm (rows are centred, then normalised: ~3× the PCA "
+                                      "signal); 1 = the official order (normalised, then centred)")
+    pca_pool: int | None = _f(None, "images: average-pool k×k pixels before (DP-)PCA; the covariance noise grows "
+                              "with √D, so 2 halves it (Fashion-MNIST ε = 1: accuracy 0.709 → 0.738); "
+                              "None = 2 for images of side ≥ 16, else 1; ignored for tables")
     pca_codes: str = _f("normalized", "encoder mean: 'normalized' (DPPCA.transform of unit-norm rows, radius 1) "
                         "or 'raw' (projection of the raw rows, clipped to code_radius)")
     code_radius: float | None = _f(None, "L2 radius of the codes seen by (DP-)EM and the encoder "
@@ -71,6 +82,10 @@ class PGMConfig:
             raise InvalidParameter(f"pca_codes must be 'normalized' or 'raw', got {self.pca_codes!r}")
         if self.code_radius is not None:
             check_positive("code_radius", self.code_radius)
+        if self.mean_clip_norm is not None:
+            check_positive("mean_clip_norm", self.mean_clip_norm)
+        if self.pca_pool is not None:
+            check_int("pca_pool", self.pca_pool)
 
     @property
     def radius(self) -> float:
@@ -111,6 +126,34 @@ def clip_codes(Z: np.ndarray, radius: float | None) -> np.ndarray:
     return (Z * np.minimum(1.0, radius / np.maximum(norms, 1e-12))).astype(np.float32)
 
 
+def pca_projection(data: Dataset, pool: int | None, label_columns: int) -> np.ndarray | None:
+    """(D, D') matrix averaging k×k pixel blocks of an image set (label columns kept), or None.
+
+    Why: DP-PCA's noise matrix has spectral norm ≈ 2σ_p·√D while the signal (N·eigenvalue) does
+    not depend on D; images are smooth, so their top principal directions survive 2×2 averaging
+    and the subspace is estimated with half the relative noise. Data-independent: no privacy cost.
+    Edge blocks of sides not divisible by k average the pixels they have.
+    """
+    if not data.is_image:
+        return None
+    shape = tuple(data.image_shape)
+    H, W = shape[-2:]
+    k = (2 if min(H, W) >= 16 else 1) if pool is None else int(pool)
+    if k <= 1:
+        return None
+    C_ = int(np.prod(shape[:-2])) if len(shape) > 2 else 1
+    h, w = -(-H // k), -(-W // k)
+    c, i, j = np.meshgrid(np.arange(C_), np.arange(H), np.arange(W), indexing="ij")
+    src = (c * H * W + i * W + j).ravel()
+    dst = (c * h * w + (i // k) * w + (j // k)).ravel()
+    P = np.zeros((C_ * H * W + label_columns, C_ * h * w + label_columns), np.float32)
+    P[src, dst] = 1.0
+    P /= np.maximum(P.sum(0, keepdims=True), 1.0)  # average (edge blocks: fewer pixels)
+    lab = np.arange(label_columns)
+    P[C_ * H * W + lab, C_ * h * w + lab] = 1.0
+    return P
+
+
 class P3GM(NeuralSynthesizer):
     """P3GM synthesizer (see the module docstring). `P3GM(pca_dim=10).fit(train).sample(100)`."""
 
@@ -124,6 +167,8 @@ class P3GM(NeuralSynthesizer):
         super().__init__(config, **overrides)
         self.pca: dict[str, np.ndarray] = {}
         self.code_radius = math.inf
+        self.projection: np.ndarray | None = None  # (D, D') pooling before PCA, None = identity
+        self.mean_clip = 1.0  # R of DP-PCA's mean release (set by fit; saved with the model)
         self.pca_: object | None = None  # the fitted DPPCA (kept for inspection, not saved)
 
     def fit(self, train: Dataset, budget: PrivacyBudget | None = None,
@@ -135,11 +180,18 @@ class P3GM(NeuralSynthesizer):
         if cfg.pca_dim > D:
             raise InvalidParameter(f"pca_dim ({cfg.pca_dim}) exceeds the number of model columns "
                                    f"({D} = features + one-hot label)")
+        self.projection = pca_projection(train, cfg.pca_pool, D - train.n_features)
+        if self.projection is not None and cfg.pca_dim > self.projection.shape[1]:
+            raise InvalidParameter(f"pca_dim ({cfg.pca_dim}) exceeds the {self.projection.shape[1]} columns "
+                                   f"left after pca_pool={cfg.pca_pool}: lower pca_dim or set pca_pool=1")
         if cfg.batch_size >= n:
             raise InvalidParameter(f"batch_size ({cfg.batch_size}) must be smaller than the rows ({n})")
         eps, delta = self._budget(budget)
         self.template, self.n_features, self.n_classes = C.empty_template(train), train.n_features, k
         self.width = D
+        pca_width = D if self.projection is None else self.projection.shape[1]
+        self.mean_clip = (float(cfg.mean_clip_norm) if cfg.mean_clip_norm is not None
+                          else math.sqrt(pca_width))  # every (pooled) column lies in [0, 1]
         self.ledger = C.data_ledger(train)
         rng = np.random.default_rng(cfg.seed)
         gen = C.torch_generator(cfg.seed)
@@ -167,7 +219,7 @@ class P3GM(NeuralSynthesizer):
     def encode(self, x) -> np.ndarray:
         """Encoder means: the PCA projection of the rows, clipped exactly as DP-EM clipped them.
 
-        normalized: clip(clip(x, 1) − mean, 1) · V (= DPPCA.transform; norm ≤ 1 = code radius);
+        normalized: clip(clip(x, R) − mean, 1) · V (= DPPCA.transform; norm ≤ 1 = code radius);
         raw: clip((x − mean) · V, code_radius).
         """
         self._check_fitted()
@@ -177,8 +229,10 @@ class P3GM(NeuralSynthesizer):
         from dpcore.privacy.mechanisms import clip_rows
 
         V, mean = self.pca["components"], self.pca["mean"]
+        if self.projection is not None:
+            X = X @ self.projection
         if self.config.pca_codes == "normalized":
-            U = clip_rows(X, 1.0) if self.config.pca_center == "noisy" else X
+            U = clip_rows(X, self.mean_clip) if self.config.pca_center == "noisy" else X
             Z = clip_rows(U - mean, 1.0) @ V
         else:
             Z = (X - mean) @ V
@@ -216,8 +270,8 @@ class P3GM(NeuralSynthesizer):
         cfg = self.config
         pca = DPPCA(pca_dim=cfg.pca_dim, noise_multiplier=sig.get("pca_sigma"), center=cfg.pca_center,
                     public_center=0.5 if cfg.pca_center == "public" else None,
-                    mean_noise_multiplier=sig.get("mean_sigma"))
-        pca.fit(X, self.ledger, rng)
+                    mean_noise_multiplier=sig.get("mean_sigma"), mean_clip_norm=self.mean_clip)
+        pca.fit(X if self.projection is None else X @ self.projection, self.ledger, rng)
         self.pca_ = pca
         self.code_radius = cfg.radius
         self.pca = {"components": np.asarray(pca.components_, np.float32),
@@ -264,6 +318,8 @@ class P3GM(NeuralSynthesizer):
         cfg = self.config
         comps = torch.as_tensor(self.pca["components"], device=self.device)
         mean = torch.as_tensor(self.pca["mean"], device=self.device)
+        up = (None if self.projection is None else  # pooled column → the columns it averaged
+              torch.as_tensor((self.projection > 0).T.astype(np.float32), device=self.device))
         opt = torch.optim.Adam(self.decoder.parameters(), lr=cfg.lr)
         rng = np.random.default_rng([cfg.seed, 1])
         for _ in range(steps):
@@ -271,6 +327,8 @@ class P3GM(NeuralSynthesizer):
                                 self.mog["variances"], rng)
             z = torch.as_tensor(clip_codes(z, self.code_radius), device=self.device)
             target = z @ comps.T + mean
+            if up is not None:
+                target = target @ up
             if cfg.pca_codes == "normalized":  # unit-norm row space → pixels: images peak at 1
                 target = target / target.amax(1, keepdim=True).clamp_min(1e-3)
             target = target.clamp(0.0, 1.0)
@@ -315,14 +373,19 @@ class P3GM(NeuralSynthesizer):
 
     # ------------------------------------------------------------------ persistence
     def _extra_tensors(self) -> dict[str, np.ndarray]:
-        return {f"pca.{k}": v for k, v in self.pca.items()}
+        out = {f"pca.{k}": v for k, v in self.pca.items()}
+        if self.projection is not None:
+            out["pca.projection"] = self.projection
+        return out
 
     def _extra_json(self) -> dict:
-        return {"code_radius": self.code_radius}
+        return {"code_radius": self.code_radius, "mean_clip": self.mean_clip}
 
     def _restore(self, tensors, meta) -> None:
         self.pca = {k: tensors[f"pca.{k}"].numpy() for k in ("components", "mean")}
+        self.projection = tensors["pca.projection"].numpy() if "pca.projection" in tensors else None
         self.code_radius = C.as_float(meta["code_radius"])
+        self.mean_clip = C.as_float(meta.get("mean_clip", 1.0))
 
 
 class PGM(P3GM):

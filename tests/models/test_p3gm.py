@@ -15,11 +15,6 @@ TINY = dict(pca_dim=8, hidden=32, epochs=1, batch_size=100, warmup_steps=5)
 
 
 @pytest.fixture(scope="module")
-def digits():
-    return load_split("digits", seed=0)
-
-
-@pytest.fixture(scope="module")
 def fitted(digits):
     out = {}
     for name in ("p3gm", "pgm", "p3gm-ae"):
@@ -181,3 +176,26 @@ def test_dp_estimated_bounds_are_in_the_models_ledger(tmp_path, name):
     ledger = model.privacy_ledger()
     assert ledger.records[0].name == train.meta["privacy_records"][0]["name"]
     assert result.epsilon == pytest.approx(accountant_epsilon(ledger, result.delta))
+
+
+def test_pooled_pca_codes_and_persistence(digits, tmp_path):
+    """pca_pool=2 on 8×8 digits: DP-PCA sees 2×2 block means (+ the label block); the encoder mean is
+    the DP-PCA projection of exactly those pooled rows, and a reload keeps the pooling."""
+    from dpcore.models.p3gm import P3GM, pca_projection
+
+    train, test = digits
+    P = pca_projection(train, 2, train.n_classes)
+    X, _ = model_matrix(test)
+    img = test.features[0].reshape(8, 8)
+    assert (X @ P)[0, 0] == pytest.approx(img[:2, :2].mean())
+    assert (X @ P)[0, 16:] == pytest.approx(X[0, 64:])  # label block untouched
+    assert pca_projection(train, None, 10) is None  # auto: images this small are not pooled
+    model = make_model("p3gm", pca_pool=2, **TINY)
+    model.fit(train)
+    np.testing.assert_allclose(model.encode(test), model.pca_.transform(X @ P), atol=1e-5)
+    model.save(tmp_path)
+    back = P3GM.load(tmp_path)
+    np.testing.assert_allclose(back.encode(test), model.encode(test), atol=1e-6)
+    np.testing.assert_array_equal(back.sample(20, seed=3).features, model.sample(20, seed=3).features)
+    with pytest.raises(InvalidParameter, match="pca_pool"):
+        make_model("p3gm", **{**TINY, "pca_pool": 4, "pca_dim": 20}).fit(train)

@@ -78,13 +78,15 @@ def test_covariance_noise_has_the_std_the_ledger_claims():
     assert abs(z) < 4.5, z
 
 
-def test_mean_noise_has_the_std_the_ledger_claims():
+@pytest.mark.parametrize("mean_clip", [None, 7.0])
+def test_mean_noise_has_the_std_the_ledger_claims(mean_clip):
     n, d, c, sigma_m = 50, 300, 2.0, 3.0
     led = PrivacyLedger()
     pca = DPPCA(2, noise_multiplier=5.0, center="noisy", mean_noise_multiplier=sigma_m,
-                clip_norm=c).fit(np.zeros((n, d)), led, np.random.default_rng(7))
+                clip_norm=c, mean_clip_norm=mean_clip).fit(np.zeros((n, d)), led,
+                                                          np.random.default_rng(7))
     rec = led.records[0]
-    assert rec.name == "dp-pca-mean" and rec.sensitivity == c
+    assert rec.name == "dp-pca-mean" and rec.sensitivity == (mean_clip or c)
     x = pca.mean_ * n / (rec.noise_multiplier * rec.sensitivity)
     stat = np.sum(x ** 2)
     assert chi2.ppf(1e-4, d) < stat < chi2.ppf(1 - 1e-4, d)
@@ -137,3 +139,17 @@ def test_bad_arguments():
         DPPCA(2).fit(np.array([[1.0, np.nan, 0, 0, 0]]), PrivacyLedger(), 0)
     with pytest.raises(InvalidParameter, match="fit"):
         DPPCA(2).transform(X)
+
+
+def test_raw_centring_keeps_rows_at_the_covariance_clip():
+    """mean_clip_norm ≥ the row norms: rows are centred first, then clipped to c, so each centred
+    row has norm c (full signal for the sensitivity c²); the mean is the plain mean."""
+    rng = np.random.default_rng(3)
+    X = 0.5 + 0.3 * rng.standard_normal((400, 20))
+    R = float(np.linalg.norm(X, axis=1).max()) + 1.0
+    pca = DPPCA(3, noise_multiplier=None, center="noisy", mean_clip_norm=R).fit(X, None, 0)
+    np.testing.assert_allclose(pca.mean_, X.mean(0), atol=1e-12)
+    norms = np.linalg.norm(pca._rows(X), axis=1)
+    np.testing.assert_allclose(norms, np.minimum(1.0, np.linalg.norm(X - X.mean(0), axis=1)), atol=1e-9)
+    old = DPPCA(3, noise_multiplier=None, center="noisy").fit(X, None, 0)  # normalise, then centre
+    assert np.linalg.norm(old._rows(X), axis=1).mean() < 0.6 * norms.mean()
