@@ -46,7 +46,9 @@ def config_from_dict(cls, values: dict):
     unknown = sorted(set(values) - names)
     if unknown:
         raise InvalidParameter(f"unknown parameter(s) for {cls.__name__}: {', '.join(unknown)}")
-    return cls(**values)
+    # dumps() writes non-finite floats as strings (e.g. L-VAE's epsilon = inf): read them back
+    return cls(**{k: as_float(v) if isinstance(v, str) and v in ("inf", "-inf", "nan") else v
+                  for k, v in values.items()})
 
 
 def check_common(cfg) -> None:

@@ -69,8 +69,10 @@ class LVAEConfig:
 
     variant: str = _f("spectral", "'spectral' (every decoder layer normalised to L^(1/n): certified) "
                                   "or 'penalty' (gradient penalty on the decoder Jacobian: not certified)")
-    lipschitz: float = _f(2.0, "Lipschitz constant L of the decoder (ignored when a finite budget ε "
-                               "is given: then L is set so the certificate equals ε)")
+    lipschitz: float = _f(2.0, "Lipschitz constant L of the decoder (ignored when a finite epsilon is "
+                               "given: then L is set so the certificate equals ε)")
+    epsilon: float = _f(math.inf, "target certified ε of posterior re-sampling (variant 'spectral'): sets L "
+                                  "so the certificate equals it; inf = use `lipschitz`")
     latent_dim: int = _f(8, "latent dimension d")
     hidden: int = _f(256, "hidden units of the encoder and decoder MLPs")
     epochs: int = _f(30, "passes over the training rows")
@@ -91,6 +93,11 @@ class LVAEConfig:
         if self.variant not in VARIANTS:
             raise InvalidParameter(f"variant must be one of {VARIANTS}, got {self.variant!r}")
         check_positive("lipschitz", self.lipschitz)
+        if not self.epsilon > 0:
+            raise InvalidParameter(f"epsilon must be > 0 (inf: no target), got {self.epsilon!r}")
+        if math.isfinite(self.epsilon) and self.variant != "spectral":
+            raise InvalidParameter("variant 'penalty' has no certified ε: use variant='spectral' for a "
+                                   "target epsilon, or epsilon=inf")
         check_int("latent_dim", self.latent_dim)
         check_positive("label_weight", self.label_weight)
         check_probability("delta", self.delta)
@@ -148,11 +155,12 @@ class LVAE(NeuralSynthesizer):
         delta = budget.delta if budget is not None else cfg.delta
         self.radius = lip.latent_radius(cfg.latent_dim, delta)
         self.diameter = lip.data_diameter(train.n_features, k, cfg.label_weight)
-        if budget is not None and budget.is_private:
+        target = budget.epsilon if budget is not None and budget.is_private else cfg.epsilon
+        if math.isfinite(target):
             if cfg.variant != "spectral":
                 raise InvalidParameter("variant 'penalty' has no certified ε: use variant='spectral' "
                                        "for a target epsilon, or no budget")
-            self.lipschitz_target = lip.lipschitz_for_epsilon(budget.epsilon, self.radius,
+            self.lipschitz_target = lip.lipschitz_for_epsilon(target, self.radius,
                                                               self.diameter, self._scale())
         else:
             self.lipschitz_target = cfg.lipschitz
@@ -263,6 +271,10 @@ class LVAE(NeuralSynthesizer):
             with torch.no_grad():
                 z = lip.project_to_ball(torch.as_tensor(z), self.radius).numpy()
         return super().decode(z)
+
+    def latent_decoder(self) -> nn.Module:
+        """μ̄ = decoder ∘ projection onto the latent ball: the decoder the certificate is about."""
+        return _Projected(self.decoder, self.radius)
 
     def encode(self, x) -> np.ndarray:
         """Encoder means μ(x) (for latent plots)."""

@@ -17,22 +17,6 @@ TINY = dict(steps=3, batch_size=8, n_discriminators=10, critic_steps=1, critic_b
             warmup_steps=1, latent_dim=8, gen_hidden=32, critic_hidden=16)
 
 
-@pytest.fixture(scope="module")
-def digits():
-    try:
-        from dpcore.data import load_split
-
-        return load_split("digits", seed=0)
-    except ImportError:
-        from sklearn.datasets import load_digits
-
-        from dpcore.data.dataset import Dataset
-
-        d = load_digits()
-        ds = Dataset("digits", d.data / 16.0, d.target, list(range(10)), image_shape=(8, 8))
-        return ds.subset(np.arange(1500)), ds.subset(np.arange(1500, ds.n))
-
-
 def test_clip_rows_bounds_every_row():
     g = torch.Generator().manual_seed(0)
     grad = torch.randn(500, 64, generator=g) * torch.logspace(-3, 2, 500)[:, None]

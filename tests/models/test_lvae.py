@@ -12,26 +12,6 @@ from dpcore.models.base import PrivacyBudget
 from dpcore.models.lvae import LVAE, LVAEConfig
 
 
-def _digits():
-    try:
-        from dpcore.data import load_split
-
-        return load_split("digits", seed=0)
-    except ImportError:  # data layer not there: sklearn's digits / 16
-        from sklearn.datasets import load_digits
-
-        from dpcore.data.dataset import Dataset
-
-        d = load_digits()
-        ds = Dataset("digits", d.data / 16.0, d.target, list(range(10)), image_shape=(8, 8))
-        return ds.subset(np.arange(1500)), ds.subset(np.arange(1500, ds.n))
-
-
-@pytest.fixture(scope="module")
-def digits():
-    return _digits()
-
-
 def _trained_sn(sizes, L, seed=0, steps=20):
     """A LipschitzMLP whose weights moved away from init (so power iteration had work to do)."""
     g = torch.Generator().manual_seed(seed)
@@ -177,3 +157,15 @@ def test_budget_sets_L_and_penalty_variant_is_not_certified(digits):
     assert claim["certified"] is False and claim["epsilon"] is None
     assert claim["empirical_lipschitz"] > 0 and "penalty" in claim["variant"]
     assert pen.sample(5, seed=0).n == 5
+
+
+def test_epsilon_field_sets_L_without_a_budget(digits):
+    """The runner passes no budget to non-accounted models: the config's epsilon must suffice."""
+    train, _ = digits
+    model = LVAE(LVAEConfig(epsilon=80.0, epochs=1, hidden=16, batch_size=256))
+    model.fit(train)
+    assert model.privacy_claim()["epsilon"] == pytest.approx(80.0, rel=1e-4)
+    with pytest.raises(InvalidParameter, match="penalty"):
+        LVAEConfig(variant="penalty", epsilon=10.0)
+    with pytest.raises(InvalidParameter, match="epsilon"):
+        LVAEConfig(epsilon=0.0)

@@ -11,11 +11,6 @@ from dpcore.privacy.accountant import epsilon as accountant_epsilon
 TINY = dict(latent_dim=6, hidden=32, epochs=1, batch_size=100)
 
 
-@pytest.fixture(scope="module")
-def digits():
-    return load_split("digits", seed=0)
-
-
 @pytest.mark.parametrize("name", ["vae", "dp-vae"])
 def test_fit_sample_save_load(digits, name, tmp_path):
     train, test = digits
