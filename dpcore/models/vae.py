@@ -139,6 +139,10 @@ class VAE(NeuralSynthesizer):
         with torch.no_grad():
             return self.encoder(torch.as_tensor(self._rows(x), device=self.device))[1].cpu().numpy()
 
+    def latent_decoder(self) -> nn.Module:
+        """z → decoder output (logits or means): what posterior re-sampling decodes through."""
+        return self.decoder
+
     def _build_nets(self, width: int, gen: torch.Generator) -> None:
         cfg = self.config
         d = cfg.latent_dim
