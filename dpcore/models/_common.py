@@ -340,3 +340,32 @@ def load_tensors(path) -> dict[str, torch.Tensor]:
 def check_finite(value: float, phase: str, step: int) -> None:
     if not math.isfinite(value):
         raise RunError(f"training diverged: loss is {value} in phase {phase!r} at step {step}")
+
+
+def image_pool_matrix(data: Dataset, pool: int | None, label_columns: int = 0) -> np.ndarray | None:
+    """(D, D') matrix averaging k×k pixel blocks of an image set (label columns kept), or None.
+
+    `pool` None = 2 for images of side ≥ 16, else 1 (→ None). Data-independent: no privacy cost.
+    Why: Gaussian noise on a D-dimensional release (DP-PCA's covariance, GS-WGAN's per-row
+    gradient) has a norm growing with √D while the signal does not; images are smooth, so their
+    main structure survives k×k averaging. Edge blocks of sides not divisible by k average the
+    pixels they have. `(P > 0).T` copies a pooled pixel back to its block (the upsampling).
+    """
+    if not data.is_image:
+        return None
+    shape = tuple(data.image_shape)
+    H, W = shape[-2:]
+    k = (2 if min(H, W) >= 16 else 1) if pool is None else int(pool)
+    if k <= 1:
+        return None
+    C_ = int(np.prod(shape[:-2])) if len(shape) > 2 else 1
+    h, w = -(-H // k), -(-W // k)
+    c, i, j = np.meshgrid(np.arange(C_), np.arange(H), np.arange(W), indexing="ij")
+    src = (c * H * W + i * W + j).ravel()
+    dst = (c * h * w + (i // k) * w + (j // k)).ravel()
+    P = np.zeros((C_ * H * W + label_columns, C_ * h * w + label_columns), np.float32)
+    P[src, dst] = 1.0
+    P /= np.maximum(P.sum(0, keepdims=True), 1.0)  # average (edge blocks: fewer pixels)
+    lab = np.arange(label_columns)
+    P[C_ * H * W + lab, C_ * h * w + lab] = 1.0
+    return P

@@ -126,34 +126,6 @@ def clip_codes(Z: np.ndarray, radius: float | None) -> np.ndarray:
     return (Z * np.minimum(1.0, radius / np.maximum(norms, 1e-12))).astype(np.float32)
 
 
-def pca_projection(data: Dataset, pool: int | None, label_columns: int) -> np.ndarray | None:
-    """(D, D') matrix averaging k×k pixel blocks of an image set (label columns kept), or None.
-
-    Why: DP-PCA's noise matrix has spectral norm ≈ 2σ_p·√D while the signal (N·eigenvalue) does
-    not depend on D; images are smooth, so their top principal directions survive 2×2 averaging
-    and the subspace is estimated with half the relative noise. Data-independent: no privacy cost.
-    Edge blocks of sides not divisible by k average the pixels they have.
-    """
-    if not data.is_image:
-        return None
-    shape = tuple(data.image_shape)
-    H, W = shape[-2:]
-    k = (2 if min(H, W) >= 16 else 1) if pool is None else int(pool)
-    if k <= 1:
-        return None
-    C_ = int(np.prod(shape[:-2])) if len(shape) > 2 else 1
-    h, w = -(-H // k), -(-W // k)
-    c, i, j = np.meshgrid(np.arange(C_), np.arange(H), np.arange(W), indexing="ij")
-    src = (c * H * W + i * W + j).ravel()
-    dst = (c * h * w + (i // k) * w + (j // k)).ravel()
-    P = np.zeros((C_ * H * W + label_columns, C_ * h * w + label_columns), np.float32)
-    P[src, dst] = 1.0
-    P /= np.maximum(P.sum(0, keepdims=True), 1.0)  # average (edge blocks: fewer pixels)
-    lab = np.arange(label_columns)
-    P[C_ * H * W + lab, C_ * h * w + lab] = 1.0
-    return P
-
-
 class P3GM(NeuralSynthesizer):
     """P3GM synthesizer (see the module docstring). `P3GM(pca_dim=10).fit(train).sample(100)`."""
 
@@ -180,7 +152,7 @@ class P3GM(NeuralSynthesizer):
         if cfg.pca_dim > D:
             raise InvalidParameter(f"pca_dim ({cfg.pca_dim}) exceeds the number of model columns "
                                    f"({D} = features + one-hot label)")
-        self.projection = pca_projection(train, cfg.pca_pool, D - train.n_features)
+        self.projection = C.image_pool_matrix(train, cfg.pca_pool, D - train.n_features)
         if self.projection is not None and cfg.pca_dim > self.projection.shape[1]:
             raise InvalidParameter(f"pca_dim ({cfg.pca_dim}) exceeds the {self.projection.shape[1]} columns "
                                    f"left after pca_pool={cfg.pca_pool}: lower pca_dim or set pca_pool=1")

@@ -68,7 +68,7 @@ def test_sgd_losses_by_term(fitted):
     assert set(ae_last) == {"recon", "loss"}
 
 
-def test_encoder_mean_is_the_dp_pca_projection(fitted, digits):
+def test_encoder_mean_is_the_dp_image_pool_matrix(fitted, digits):
     model, _, _ = fitted["p3gm"]
     X, _ = model_matrix(digits[1])
     codes = model.encode(digits[1])
@@ -181,15 +181,16 @@ def test_dp_estimated_bounds_are_in_the_models_ledger(tmp_path, name):
 def test_pooled_pca_codes_and_persistence(digits, tmp_path):
     """pca_pool=2 on 8×8 digits: DP-PCA sees 2×2 block means (+ the label block); the encoder mean is
     the DP-PCA projection of exactly those pooled rows, and a reload keeps the pooling."""
-    from dpcore.models.p3gm import P3GM, pca_projection
+    from dpcore.models._common import image_pool_matrix
+    from dpcore.models.p3gm import P3GM
 
     train, test = digits
-    P = pca_projection(train, 2, train.n_classes)
+    P = image_pool_matrix(train, 2, train.n_classes)
     X, _ = model_matrix(test)
     img = test.features[0].reshape(8, 8)
     assert (X @ P)[0, 0] == pytest.approx(img[:2, :2].mean())
     assert (X @ P)[0, 16:] == pytest.approx(X[0, 64:])  # label block untouched
-    assert pca_projection(train, None, 10) is None  # auto: images this small are not pooled
+    assert image_pool_matrix(train, None, 10) is None  # auto: images this small are not pooled
     model = make_model("p3gm", pca_pool=2, **TINY)
     model.fit(train)
     np.testing.assert_allclose(model.encode(test), model.pca_.transform(X @ P), atol=1e-5)
