@@ -33,6 +33,7 @@ from dpcore.models import _common as C
 from dpcore.models._neural import NeuralSynthesizer
 from dpcore.models._training import EpsilonMeter, Progress, sgd_steps, train_sgd
 from dpcore.models.base import Callback, FitResult, PrivacyBudget
+from dpcore.models.label_shares import sample_with_quotas, shares_from_mean
 
 
 _f = C.hparam
@@ -66,12 +67,17 @@ class PGMConfig:
                         "or 'raw' (projection of the raw rows, clipped to code_radius)")
     code_radius: float | None = _f(None, "L2 radius of the codes seen by (DP-)EM and the encoder "
                                    "(None: 1 for 'normalized', 10 for 'raw')")
+    label_shares: str = _f("dp-mean", "labelled data: 'dp-mean' keeps generated rows so the label shares match "
+                           "the label block of DP-PCA's noisy mean (post-processing, no privacy cost; "
+                           "needs pca_center 'noisy') or 'decoder' (as decoded)")
     seed: int = _f(0, "random seed (same config and seed → same run)")
     device: str = _f("cpu", "'cpu', 'cuda' or 'auto' (CUDA when available)")
 
     def __post_init__(self) -> None:
         C.check_common(self)
         check_int("pca_dim", self.pca_dim)
+        if self.label_shares not in ("dp-mean", "decoder"):
+            raise InvalidParameter(f"label_shares must be 'dp-mean' or 'decoder', got {self.label_shares!r}")
         check_int("components", self.components)
         check_int("em_iters", self.em_iters)
         check_int("warmup_steps", self.warmup_steps, minimum=0)
@@ -187,6 +193,31 @@ class P3GM(NeuralSynthesizer):
         self.fit_result = FitResult(epsilon=meter(), delta=delta, steps=prog.step,
                                     stopped=prog.stopped, seconds=time.perf_counter() - t0)
         return self.fit_result
+
+    def sample(self, n: int, seed: int | None = None) -> Dataset:
+        """z ~ the MoG prior, rows = decoder(z); with label_shares='dp-mean' the rows are kept per
+        decoded label up to the shares in DP-PCA's noisy mean (dpcore.models.label_shares)."""
+        shares = self._label_shares()
+        if shares is None:
+            return super().sample(n, seed)
+        n = check_int("n", n, minimum=0)
+        rng = np.random.default_rng(seed)
+        w, m, v = (self.mog[k] for k in ("weights", "means", "variances"))
+
+        def draw(size: int):
+            return C.split_output(self.decode(C.mog_sample(size, w, m, v, rng)[0]),
+                                  self.n_features, self.n_classes)
+
+        X, y = sample_with_quotas(draw, n, shares)
+        order = rng.permutation(n)
+        return self.template.with_features(X[order], y[order])
+
+    def _label_shares(self) -> np.ndarray | None:
+        self._check_fitted()
+        cfg = self.config
+        if cfg.label_shares != "dp-mean" or not self.n_classes or cfg.pca_center != "noisy":
+            return None
+        return shares_from_mean(self.pca["mean"][-self.n_classes:])  # pooling keeps the label block last
 
     def encode(self, x) -> np.ndarray:
         """Encoder means: the PCA projection of the rows, clipped exactly as DP-EM clipped them.

@@ -1,0 +1,76 @@
+"""Sampling with label quotas: generated rows kept so the label shares match a released estimate.
+
+Why: a model that generates the label with the row (P3GM's one-hot block) can over- or
+under-produce a class (before pooled DP-PCA, Fashion-MNIST shirts were 3.7 % of P3GM's samples
+against 10 % of the data), and a classifier trained on the samples inherits the skew. When the
+label shares are already known privately — P3GM's noisy DP-PCA mean holds the mean of the one-hot
+block, i.e. the class frequencies plus noise — keeping generated rows per class up to those
+shares is post-processing of DP outputs: it costs no privacy.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from dpcore.errors import InvalidParameter
+
+Draw = Callable[[int], tuple[np.ndarray, np.ndarray]]  # m → (features (m, d), labels (m,))
+
+
+def shares_from_mean(mean_block: np.ndarray) -> np.ndarray | None:
+    """Class shares from a (noisy) mean of one-hot labels: negatives cut to 0, renormalised;
+    None when nothing positive is left (no usable estimate)."""
+    s = np.clip(np.asarray(mean_block, np.float64), 0.0, None)
+    return None if not np.isfinite(s).all() or s.sum() <= 0 else s / s.sum()
+
+
+def quota_counts(shares: np.ndarray, n: int) -> np.ndarray:
+    """Integer counts summing to n, proportional to `shares` (largest remainders get the rest)."""
+    shares = np.asarray(shares, np.float64)
+    if shares.ndim != 1 or not len(shares) or np.any(shares < 0) or not shares.sum() > 0:
+        raise InvalidParameter("shares must be a non-empty vector of non-negative numbers")
+    exact = shares / shares.sum() * n
+    counts = np.floor(exact).astype(np.int64)
+    rest = int(n - counts.sum())
+    counts[np.argsort(-(exact - counts), kind="stable")[:rest]] += 1
+    return counts
+
+
+def sample_with_quotas(draw: Draw, n: int, shares: np.ndarray, *, max_factor: int = 20,
+                       chunk: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """n rows whose label counts follow `shares`, drawn in chunks from `draw`.
+
+    Rows are kept in the order drawn until each class has its quota. Should the model hardly ever
+    produce a class, drawing stops after `max_factor`·n rows and the missing places are filled with
+    the earliest surplus rows of other classes, so exactly n rows come back.
+    """
+    want = quota_counts(shares, n)
+    k = len(want)
+    chunk = chunk or max(n, 1024)
+    kept: list[list[np.ndarray]] = [[] for _ in range(k)]
+    have = np.zeros(k, np.int64)
+    spare_x, spare_y = [], []
+    drawn = 0
+    while np.any(have < want) and drawn < max_factor * max(n, 1):
+        x, y = draw(chunk)
+        drawn += len(y)
+        for c in range(k):
+            idx = np.flatnonzero(y == c)
+            take = idx[: max(0, want[c] - have[c])]
+            kept[c].append(x[take])
+            have[c] += len(take)
+            if len(spare_y) < n:
+                extra = idx[len(take):]
+                spare_x.append(x[extra])
+                spare_y.append(y[extra])
+    parts_x = [np.concatenate(p) if p else np.zeros((0, 0), np.float32) for p in kept]
+    X = np.concatenate([p for p in parts_x if p.size] or [np.zeros((0, 0), np.float32)])
+    Y = np.concatenate([np.full(len(p), c, np.int64) for c, p in enumerate(parts_x) if p.size]
+                       or [np.zeros(0, np.int64)])
+    short = n - len(Y)
+    if short > 0:  # a class the model (almost) never produces: fill with other classes' rows
+        sx, sy = np.concatenate(spare_x), np.concatenate(spare_y)
+        X = np.concatenate([X.reshape(-1, sx.shape[1]), sx[:short]])
+        Y = np.concatenate([Y, sy[:short]])
+    return X, Y
