@@ -58,6 +58,10 @@ class GSWGANConfig:
     warmup_steps: int = _f(100, "non-private pre-training updates of every critic")
     clip: float = _f(1.0, "clipping norm C of each generated row's gradient")
     gp_weight: float = _f(10.0, "WGAN-GP gradient-penalty weight λ")
+    pool: int | None = _f(None, "images: the generator draws at 1/k resolution and the critics judge it there, so "
+                                "the sanitised per-row gradient has D/k² entries and its noise k× less norm; "
+                                "released rows are upsampled by pixel copies. None = 2 for images of side ≥ 16; "
+                                "1 = full resolution (the paper's setting)")
     latent_dim: int = _f(32, "generator input noise dimension")
     gen_hidden: int = _f(256, "hidden units of the generator MLP (two layers)")
     critic_hidden: int = _f(64, "hidden units of each critic MLP (two layers)")
@@ -79,6 +83,8 @@ class GSWGANConfig:
         for name in ("clip", "lr_g", "lr_d"):
             check_positive(name, getattr(self, name))
         check_positive("gp_weight", self.gp_weight)
+        if self.pool is not None:
+            check_int("pool", self.pool)
         for name in ("beta1", "beta2"):
             if not 0 <= getattr(self, name) < 1:
                 raise InvalidParameter(f"{name} must lie in [0, 1), got {getattr(self, name)!r}")
@@ -197,6 +203,7 @@ class GSWGAN:
         self.fit_result: FitResult | None = None
         self.calibration: dict = {}
         self.n_features = self.n_classes = 0
+        self.upsample: np.ndarray | None = None  # (D', D) pixel copies after a pooled generator
 
     def __repr__(self) -> str:
         return f"GSWGAN({self.config!r})"
@@ -211,12 +218,16 @@ class GSWGAN:
         X = np.asarray(train.features, np.float32)
         if X.size and not np.isfinite(X).all():
             raise DataError(f"dataset {train.name!r} has non-finite feature values")
+        pool = C.image_pool_matrix(train, cfg.pool)
+        self.upsample = None if pool is None else (pool > 0).T.astype(np.float32)
+        if pool is not None:
+            X = X @ pool  # critics judge (and the generator draws) k×k block means
         n, D = X.shape
         ndis = cfg.n_discriminators
         if n < 2 * ndis:
             raise InvalidParameter(f"n_discriminators ({ndis}) must be at most half the rows ({n})")
         K = train.n_classes
-        self.template, self.n_features, self.n_classes = C.empty_template(train), D, K
+        self.template, self.n_features, self.n_classes = C.empty_template(train), train.n_features, K
         queries = cfg.steps * cfg.batch_size
         private = math.isfinite(eps)
         self.ledger = C.data_ledger(train)  # the dataset's own DP preprocessing, if any
@@ -320,7 +331,9 @@ class GSWGAN:
                 zt = torch.as_tensor(z[i:i + 4096], device=self.device)
                 yt = None if y is None else torch.as_tensor(y[i:i + 4096], device=self.device)
                 outs.append(self.generator(zt, yt).cpu().numpy())
-        feats = np.concatenate(outs) if outs else np.zeros((0, self.n_features), np.float32)
+        feats = np.concatenate(outs) if outs else np.zeros((0, self._gen_width()), np.float32)
+        if self.upsample is not None:
+            feats = feats @ self.upsample
         return self.template.with_features(feats, None if y is None else y.astype(np.int64))
 
     def privacy_ledger(self) -> PrivacyLedger:
@@ -352,7 +365,10 @@ class GSWGAN:
         self = cls(C.config_from_dict(GSWGANConfig, meta["config"]))
         self.n_features, self.n_classes = meta["n_features"], meta["n_classes"]
         cfg = self.config
-        self.generator = _Generator(cfg.latent_dim, self.n_classes, cfg.gen_hidden, self.n_features,
+        self.template = template if template is not None else C.template_from_json(meta["template"])
+        pool = C.image_pool_matrix(self.template, cfg.pool)
+        self.upsample = None if pool is None else (pool > 0).T.astype(np.float32)
+        self.generator = _Generator(cfg.latent_dim, self.n_classes, cfg.gen_hidden, self._gen_width(),
                                     C.torch_generator(0)).to(self.device)
         t = C.load_tensors(d / "weights.safetensors")
         self.generator.load_state_dict({k[len("generator."):]: v for k, v in t.items()})
@@ -362,5 +378,7 @@ class GSWGAN:
         if meta.get("fit_result"):
             self.fit_result = FitResult(**{k: C.as_float(v) if k in ("epsilon", "delta") else v
                                            for k, v in meta["fit_result"].items()})
-        self.template = template if template is not None else C.template_from_json(meta["template"])
         return self
+
+    def _gen_width(self) -> int:
+        return self.n_features if self.upsample is None else self.upsample.shape[0]
