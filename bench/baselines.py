@@ -6,16 +6,20 @@ Fashion-MNIST (papers.md §3, §4).
    the outlier's distance to its nearest synthetic sample (next to the distance from the outlier
    to the nearest real test image, i.e. what "not reproduced" looks like), its reconstruction
    error, its Monte Carlo MIA score rank among 2 000 targets (rank 1 = most exposed), the MIA
-   AUC, and sample quality (MLP trained on synthetic, tested on the real test split).
-2. GS-WGAN with the CPU configuration (ndis = 200 for 60k rows) at ε = 10 on the 60 000 training
-   images: ε (accountant), classifier accuracy and time, next to the paper's ε = 10 number (MLP
-   accuracy 0.65). `--part gswgan-digits`: accuracy against ε (∞, 1000, 100, 10) on digits.
+   AUC, and sample quality (MLP trained on synthetic, tested on the real test split) — once for
+   prior samples (z ~ N(0, I)) and once (`resample_*`) for posterior re-sampling, one synthetic
+   row per training record (dpcore.models.posterior, `--mcmc-steps` Metropolis–Hastings steps):
+   the release the L-VAE certificate is about, and where memorisation shows.
+2. GS-WGAN with a CPU configuration for 60k rows (1 000 critics, 2 000 generator steps of 64 rows,
+   the model's 2×2-pooled generator) at ε = 10 on the 60 000 training images: ε (accountant),
+   classifier accuracy and time, next to the paper's ε = 10 number (MLP accuracy 0.65).
+   `--part gswgan-digits`: accuracy against ε (∞, 1000, 100, 10) on digits.
 
 Wall and process CPU seconds are both reported (on an oversubscribed machine wall time says
 little). Run with OMP_WAIT_POLICY=PASSIVE on a shared machine.
 
     .venv/bin/python bench/baselines.py [--json] [--quick] [--part outlier|gswgan|gswgan-digits|all]
-                                        [--ndis 200] [--threads 2]
+                                        [--ndis 1000] [--pool 2] [--threads 2] [--epochs 20] [--mcmc-steps 20]
 """
 from __future__ import annotations
 
@@ -62,10 +66,12 @@ def nearest(x: np.ndarray, rows: np.ndarray) -> float:
 OUTLIER_MODELS = ("vae", "vae-large", "lvae-spectral", "lvae-penalty")
 
 
-def outlier_experiment(quick: bool, names=OUTLIER_MODELS) -> dict:
+def outlier_experiment(quick: bool, names=OUTLIER_MODELS, epochs: int | None = None,
+                       mcmc_steps: int = 20) -> dict:
     from dpcore.data import load_split
     from dpcore.evaluate.mia import monte_carlo_mia
     from dpcore.models.lvae import LVAE, LVAEConfig
+    from dpcore.models.posterior import posterior_resample
     from dpcore.models.vae import VAE, VAEConfig
 
     full, test = load_split("fashion-mnist", seed=0)
@@ -74,7 +80,7 @@ def outlier_experiment(quick: bool, names=OUTLIER_MODELS) -> dict:
 
     train = add_outlier(full.subset(keep))
     out_row = train.features[train.outlier_index]
-    epochs = 4 if quick else 20
+    epochs = epochs or (4 if quick else 20)
     n_syn = 10_000 if quick else 20_000
     common = dict(latent_dim=8, hidden=256, epochs=epochs, batch_size=64)
     makers = {
@@ -98,12 +104,22 @@ def outlier_experiment(quick: bool, names=OUTLIER_MODELS) -> dict:
                               device="cpu")
         z = model.encode(train.subset(np.array([train.outlier_index])))
         recon = model.decode(z)[0, :train.n_features]
+        # the release the L-VAE certificate is about: every record re-sampled from its posterior
+        res, info = posterior_resample(model, train, mcmc_steps=mcmc_steps, seed=1)
+        res_mia = monte_carlo_mia(res, train, test, n_targets=1000, features="pca40", seed=0,
+                                  delta=1e-5, device="cpu")
         row = {"fit_wall_s": round(c.wall, 1), "fit_cpu_s": round(c.cpu, 1),
                "outlier_nearest_synthetic": nearest(out_row, syn.features),
                "outlier_reconstruction_error": float(np.linalg.norm(np.clip(recon, 0, 1) - out_row)),
                "outlier_mia_rank": mia.outlier_rank, "outlier_mia_score": mia.outlier_score,
                "mia_auc": mia.auc, "mia_eps_lower_bound": mia.eps_lower_bound,
-               "accuracy": accuracy(syn, test)}
+               "accuracy": accuracy(syn, test),
+               "resample_outlier_distance": float(np.linalg.norm(
+                   res.features[train.outlier_index] - out_row)),
+               "resample_outlier_nearest": nearest(out_row, res.features),
+               "resample_mia_rank": res_mia.outlier_rank, "resample_mia_auc": res_mia.auc,
+               "resample_mia_eps_lower_bound": res_mia.eps_lower_bound,
+               "resample_accuracy": accuracy(res, test), "mcmc_acceptance": info["acceptance"]}
         if hasattr(model, "privacy_claim"):
             claim = model.privacy_claim()
             row["claim"] = {k: claim[k] for k in ("certified", "epsilon", "delta", "lipschitz_bound",
@@ -128,7 +144,7 @@ def gswgan_run(dataset: str, epsilon_target: float, quick: bool, **overrides) ->
     return {"dataset": dataset, "target_epsilon": epsilon_target,
             "config": {k: getattr(cfg, k) for k in ("steps", "batch_size", "n_discriminators",
                                                      "critic_steps", "critic_batch", "warmup_steps",
-                                                     "gen_hidden", "critic_hidden")},
+                                                     "gen_hidden", "critic_hidden", "pool")},
             "noise_multiplier_sigma": model.calibration["noise_multiplier"],
             "epsilon": epsilon(model.privacy_ledger(), 1e-5) if len(model.privacy_ledger()) else math.inf,
             "fit_result_epsilon": res.epsilon, "ledger": model.privacy_ledger().to_list(),
@@ -137,8 +153,9 @@ def gswgan_run(dataset: str, epsilon_target: float, quick: bool, **overrides) ->
             "fit_wall_s": round(c.wall, 1), "fit_cpu_s": round(c.cpu, 1), "synthetic": syn.n}
 
 
-def gswgan_experiment(quick: bool, ndis: int) -> dict:
-    row = gswgan_run("fashion-mnist", 10.0, quick, n_discriminators=ndis)
+def gswgan_experiment(quick: bool, ndis: int, pool: int | None = None) -> dict:
+    row = gswgan_run("fashion-mnist", 10.0, quick, n_discriminators=ndis, pool=pool,
+                     **({} if quick else {"steps": 2000, "batch_size": 64}))
     row["paper"] = PAPER["gs-wgan"]
     row["gap_to_paper_accuracy"] = round(PAPER["gs-wgan"]["mlp_accuracy"] - row["accuracy"], 3)
     return row
@@ -155,9 +172,14 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true", help="fewer epochs/steps (a smoke run)")
     ap.add_argument("--part", choices=("outlier", "gswgan", "gswgan-digits", "all"), default="all",
                     help="all = outlier + gswgan (Fashion-MNIST); gswgan-digits = ε sweep on digits")
-    ap.add_argument("--ndis", type=int, default=200, help="critics for the Fashion-MNIST GS-WGAN run")
+    ap.add_argument("--ndis", type=int, default=1000, help="critics for the Fashion-MNIST GS-WGAN run")
+    ap.add_argument("--pool", type=int, default=None,
+                    help="GS-WGAN pooling (default: the model's, 2 for 28×28; 1 = full resolution)")
     ap.add_argument("--models", default=",".join(OUTLIER_MODELS),
                     help="outlier experiment models, comma-separated: " + ", ".join(OUTLIER_MODELS))
+    ap.add_argument("--epochs", type=int, default=None, help="outlier experiment epochs (default 20)")
+    ap.add_argument("--mcmc-steps", type=int, default=20,
+                    help="Metropolis–Hastings steps of the posterior re-sampling (0: encoder draws)")
     ap.add_argument("--threads", type=int, default=2)
     args = ap.parse_args(argv)
     import torch
@@ -166,11 +188,12 @@ def main(argv=None) -> int:
     out: dict = {"quick": args.quick, "threads": args.threads}
     if args.part in ("outlier", "all"):
         with Clock() as c:
-            out["outlier"] = outlier_experiment(args.quick, [m for m in args.models.split(",") if m])
+            out["outlier"] = outlier_experiment(args.quick, [m for m in args.models.split(",") if m],
+                                                epochs=args.epochs, mcmc_steps=args.mcmc_steps)
         out["outlier"]["wall_s"] = round(c.wall, 1)
     if args.part in ("gswgan", "all"):
         with Clock() as c:
-            out["gswgan"] = gswgan_experiment(args.quick, args.ndis)
+            out["gswgan"] = gswgan_experiment(args.quick, args.ndis, args.pool)
         out["gswgan"]["wall_s"] = round(c.wall, 1)
     if args.part == "gswgan-digits":
         out["gswgan_digits"] = gswgan_digits_sweep(args.quick)

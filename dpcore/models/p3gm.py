@@ -69,7 +69,7 @@ class PGMConfig:
                                    "(None: 1 for 'normalized', 10 for 'raw')")
     label_shares: str = _f("dp-mean", "labelled data: 'dp-mean' keeps generated rows so the label shares match "
                            "the label block of DP-PCA's noisy mean (post-processing, no privacy cost; "
-                           "needs pca_center 'noisy') or 'decoder' (as decoded)")
+                           "needs the noisy pca_center) or 'decoder' (as decoded)")
     seed: int = _f(0, "random seed (same config and seed → same run)")
     device: str = _f("cpu", "'cpu', 'cuda' or 'auto' (CUDA when available)")
 
