@@ -185,12 +185,31 @@ def cmd_train(args) -> int:
     metrics = run.metrics()
     if metrics:
         out["final_losses"] = metrics[-1].get("losses", {})
+    claim = _privacy_claim(run.path)
+    if claim:
+        out["privacy_claim"] = claim
     if args.json:
         print_json(out)
     else:
         eps = "∞" if math.isinf(out["epsilon"]) else f"{out['epsilon']:.4g}"
         print(f"{status['status']}: {run.path} (ε = {eps}, δ = {out['delta']:g}, {seconds:.1f} s)")
+        if claim:
+            print(f"privacy claim: {claim['summary']}")
     return 0
+
+
+def _privacy_claim(run_path) -> dict | None:
+    """A model's own claim beside the accountant's ε (L-VAE: the certificate of re-sampling)."""
+    import json
+
+    path = Path(run_path) / "model" / "model.json"
+    try:
+        claim = json.loads(path.read_text()).get("claim") if path.is_file() else None
+    except (OSError, ValueError):
+        return None
+    if not isinstance(claim, dict):
+        return None
+    return {k: claim.get(k) for k in ("certified", "epsilon", "delta", "summary")}
 
 
 def cmd_sample(args) -> int:

@@ -44,7 +44,20 @@ def test_non_private_model_reports_infinite_epsilon(tmp_path, capsys):
     assert res["epsilon"] == "inf" and res["ledger"] == []
 
 
+def test_lvae_target_epsilon_is_its_certificate(tmp_path, capsys):
+    """L-VAE has no accountant ε (its training is not private) but a certified one for re-sampling:
+    `--epsilon` sets L, and the JSON reports the claim beside the accountant's ∞."""
+    rc = main(["train", "--model", "lvae", "--dataset", "digits", "--epsilon", "50", "--hidden", "16",
+               "--epochs", "1", "--batch-size", "256", "--out", str(tmp_path / "l"), "--json"])
+    assert rc == 0
+    res = json.loads(capsys.readouterr().out)
+    assert res["epsilon"] == "inf"
+    claim = res["privacy_claim"]
+    assert claim["certified"] is True and claim["epsilon"] == pytest.approx(50.0, rel=1e-4)
+
+
 @pytest.mark.parametrize("argv, words", [
+    (["--model", "lvae", "--variant", "penalty", "--dataset", "digits", "--epsilon", "5"], "penalty"),
     (["--model", "p3gm", "--dataset", "digits", "--epsilon", "0"], "epsilon"),
     (["--model", "p3gm", "--dataset", "digits", "--epsilon", "-2"], "epsilon"),
     (["--model", "nope", "--dataset", "digits"], "model"),
