@@ -117,6 +117,9 @@ def outlier_experiment(quick: bool, names=OUTLIER_MODELS, epochs: int | None = N
                "resample_outlier_distance": float(np.linalg.norm(
                    res.features[train.outlier_index] - out_row)),
                "resample_outlier_nearest": nearest(out_row, res.features),
+               # < 1: the release holds a copy closer to the outlier than any real image is
+               "resample_outlier_ratio": float(np.linalg.norm(res.features[train.outlier_index] - out_row))
+               / result["setup"]["outlier_to_nearest_test_image"],
                "resample_mia_rank": res_mia.outlier_rank, "resample_mia_auc": res_mia.auc,
                "resample_mia_eps_lower_bound": res_mia.eps_lower_bound,
                "resample_accuracy": accuracy(res, test), "mcmc_acceptance": info["acceptance"]}
