@@ -118,6 +118,12 @@ class NeuralSynthesizer:
     def _restore(self, tensors: dict[str, torch.Tensor], meta: dict) -> None:
         pass
 
+    @staticmethod
+    def _saved_config(values: dict) -> dict:
+        """A saved config as this version reads it: fields added later get the value that
+        reproduces the saved model (not the new default), so old runs load and sample as before."""
+        return values
+
     def save(self, directory) -> None:
         """weights.safetensors (networks, prior, projections) + model.json (config, schema, ledger)."""
         self._check_fitted()
@@ -144,7 +150,7 @@ class NeuralSynthesizer:
         """A fitted model back from `save` (weights loaded as plain tensors, no pickle)."""
         d = Path(directory)
         meta = C.read_model_meta(d, cls.name)
-        self = cls(C.config_from_dict(cls.config_class, meta["config"]))
+        self = cls(C.config_from_dict(cls.config_class, cls._saved_config(meta["config"])))
         t = C.load_tensors(d / "weights.safetensors")
         self.n_features, self.n_classes, self.width = meta["n_features"], meta["n_classes"], meta["width"]
         self.mog = {k: t[f"mog.{k}"].numpy() for k in ("weights", "means", "variances")}

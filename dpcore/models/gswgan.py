@@ -362,7 +362,7 @@ class GSWGAN:
     def load(cls, directory, template: Dataset | None = None) -> "GSWGAN":
         d = Path(directory)
         meta = C.read_model_meta(d, cls.name)
-        self = cls(C.config_from_dict(GSWGANConfig, meta["config"]))
+        self = cls(C.config_from_dict(GSWGANConfig, {"pool": 1, **meta["config"]}))  # saved before `pool`: 1
         self.n_features, self.n_classes = meta["n_features"], meta["n_classes"]
         cfg = self.config
         self.template = template if template is not None else C.template_from_json(meta["template"])

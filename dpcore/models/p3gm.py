@@ -19,6 +19,7 @@ them (the official code fits on clipped codes but trains on unclipped ones; pape
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from dataclasses import dataclass
@@ -383,6 +384,14 @@ class P3GM(NeuralSynthesizer):
 
     def _extra_json(self) -> dict:
         return {"code_radius": self.code_radius, "mean_clip": self.mean_clip}
+
+    # fields added after the first release, with the values the models saved before them used
+    _LEGACY = {"pca_pool": 1, "mean_clip_norm": 1.0, "label_shares": "decoder"}
+
+    @classmethod
+    def _saved_config(cls, values: dict) -> dict:
+        fields = {f.name for f in dataclasses.fields(cls.config_class)}
+        return {**{k: v for k, v in cls._LEGACY.items() if k in fields}, **values}
 
     def _restore(self, tensors, meta) -> None:
         self.pca = {k: tensors[f"pca.{k}"].numpy() for k in ("components", "mean")}

@@ -164,3 +164,18 @@ def test_pooled_generator_releases_full_size_block_images(digits, tmp_path):
     model.save(tmp_path)
     back = GSWGAN.load(tmp_path)
     np.testing.assert_array_equal(back.sample(12, seed=4).features, rows.features)
+
+
+def test_runs_saved_before_pool_existed_load_at_full_resolution(digits, tmp_path):
+    import json
+
+    train, _ = digits
+    model = GSWGAN(GSWGANConfig(pool=1, epsilon=math.inf, **TINY))
+    model.fit(train)
+    model.save(tmp_path)
+    meta = json.loads((tmp_path / "model.json").read_text())
+    del meta["config"]["pool"]
+    (tmp_path / "model.json").write_text(json.dumps(meta))
+    back = GSWGAN.load(tmp_path)
+    assert back.config.pool == 1
+    np.testing.assert_array_equal(back.sample(8, seed=1).features, model.sample(8, seed=1).features)

@@ -200,3 +200,24 @@ def test_pooled_pca_codes_and_persistence(digits, tmp_path):
     np.testing.assert_array_equal(back.sample(20, seed=3).features, model.sample(20, seed=3).features)
     with pytest.raises(InvalidParameter, match="pca_pool"):
         make_model("p3gm", **{**TINY, "pca_pool": 4, "pca_dim": 20}).fit(train)
+
+
+def test_runs_saved_before_new_fields_load_with_their_old_behaviour(digits, tmp_path):
+    """A model.json without pca_pool/mean_clip_norm/label_shares (saved by the first release) must
+    load with the values that model was trained with, and sample the same rows."""
+    import json
+
+    from dpcore.models.p3gm import P3GM
+
+    train, _ = digits
+    old = dict(pca_pool=1, mean_clip_norm=1.0, label_shares="decoder")
+    model = make_model("p3gm", **TINY, **old)
+    model.fit(train)
+    model.save(tmp_path)
+    meta = json.loads((tmp_path / "model.json").read_text())
+    for key in old:
+        del meta["config"][key]
+    (tmp_path / "model.json").write_text(json.dumps(meta))
+    back = P3GM.load(tmp_path)
+    assert {k: getattr(back.config, k) for k in old} == old
+    np.testing.assert_array_equal(back.sample(30, seed=2).features, model.sample(30, seed=2).features)
