@@ -127,6 +127,19 @@ def seeded_mlp(sizes: list[int], generator: torch.Generator) -> nn.Sequential:
     return nn.Sequential(*layers)
 
 
+class GaussianEncoder(nn.Module):
+    """x → (mean, log-variance) of q(z|x) from one MLP whose last Linear emits both halves (one call
+    per forward, as DP-SGD's book-keeping needs); the log-variance is clamped to [−12, 6]."""
+
+    def __init__(self, mlp: nn.Sequential, latent_dim: int):
+        super().__init__()
+        self.mlp, self.latent_dim = mlp, latent_dim
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        h = self.mlp(x)
+        return h[:, :self.latent_dim], h[:, self.latent_dim:].clamp(-12.0, 6.0)
+
+
 def torch_generator(seed: int) -> torch.Generator:
     g = torch.Generator()
     g.manual_seed(int(seed))

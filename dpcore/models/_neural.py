@@ -56,10 +56,13 @@ class NeuralSynthesizer:
         """z ~ the latent prior (MoG), rows = decoder(z) in the original schema."""
         self._check_fitted()
         n = check_int("n", n, minimum=0)
-        rng = np.random.default_rng(seed)
-        z, _ = C.mog_sample(n, self.mog["weights"], self.mog["means"], self.mog["variances"], rng)
-        feats, labels = C.split_output(self.decode(z), self.n_features, self.n_classes)
+        feats, labels = self._draw_rows(n, np.random.default_rng(seed))
         return self.template.with_features(feats, labels)
+
+    def _draw_rows(self, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray | None]:
+        """n draws z ~ the latent prior, decoded and split into (features, labels)."""
+        z, _ = C.mog_sample(n, self.mog["weights"], self.mog["means"], self.mog["variances"], rng)
+        return C.split_output(self.decode(z), self.n_features, self.n_classes)
 
     def decode(self, z: np.ndarray) -> np.ndarray:
         """Decoder means for latent codes z (n, d): probabilities (Bernoulli) or values (Gaussian)."""

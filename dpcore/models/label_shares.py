@@ -48,9 +48,9 @@ def sample_with_quotas(draw: Draw, n: int, shares: np.ndarray, *, max_factor: in
     want = quota_counts(shares, n)
     k = len(want)
     chunk = chunk or max(n, 1024)
-    kept: list[list[np.ndarray]] = [[] for _ in range(k)]
+    kept: list[np.ndarray] = [[] for _ in range(k)]  # per class, its rows in the order drawn
     have = np.zeros(k, np.int64)
-    spare_x, spare_y = [], []
+    spare_x, spare_y, n_spare = [], [], 0  # the earliest surplus rows, at most n of them
     drawn = 0
     while np.any(have < want) and drawn < max_factor * max(n, 1):
         x, y = draw(chunk)
@@ -60,17 +60,16 @@ def sample_with_quotas(draw: Draw, n: int, shares: np.ndarray, *, max_factor: in
             take = idx[: max(0, want[c] - have[c])]
             kept[c].append(x[take])
             have[c] += len(take)
-            if len(spare_y) < n:
-                extra = idx[len(take):]
+            extra = idx[len(take):][: n - n_spare]
+            if len(extra):
                 spare_x.append(x[extra])
                 spare_y.append(y[extra])
-    parts_x = [np.concatenate(p) if p else np.zeros((0, 0), np.float32) for p in kept]
-    X = np.concatenate([p for p in parts_x if p.size] or [np.zeros((0, 0), np.float32)])
-    Y = np.concatenate([np.full(len(p), c, np.int64) for c, p in enumerate(parts_x) if p.size]
-                       or [np.zeros(0, np.int64)])
+                n_spare += len(extra)
+    rows = [part for parts in kept for part in parts]
+    X = np.concatenate(rows) if rows else np.zeros((0, 0), np.float32)
+    Y = np.repeat(np.arange(k, dtype=np.int64), have)
     short = n - len(Y)
     if short > 0:  # a class the model (almost) never produces: fill with other classes' rows
-        sx, sy = np.concatenate(spare_x), np.concatenate(spare_y)
-        X = np.concatenate([X.reshape(-1, sx.shape[1]), sx[:short]])
-        Y = np.concatenate([Y, sy[:short]])
+        X = np.concatenate([X, np.concatenate(spare_x)[:short]])
+        Y = np.concatenate([Y, np.concatenate(spare_y)[:short]])
     return X, Y

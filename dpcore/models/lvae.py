@@ -105,16 +105,6 @@ class LVAEConfig:
         check_int("power_iterations", self.power_iterations)
 
 
-class _Encoder(nn.Module):
-    def __init__(self, mlp: nn.Sequential, latent_dim: int):
-        super().__init__()
-        self.mlp, self.latent_dim = mlp, latent_dim
-
-    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        h = self.mlp(x)
-        return h[:, :self.latent_dim], h[:, self.latent_dim:].clamp(-12.0, 6.0)
-
-
 class _Projected(nn.Module):
     """μ̄ = decoder ∘ projection onto the latent ball (the decoder the certificate is about)."""
 
@@ -285,7 +275,8 @@ class LVAE(NeuralSynthesizer):
     def _build_nets(self, width: int, gen: torch.Generator) -> None:
         cfg = self.config
         d = cfg.latent_dim
-        self.encoder = _Encoder(C.seeded_mlp([width, cfg.hidden, cfg.hidden, 2 * d], gen), d).to(self.device)
+        mlp = C.seeded_mlp([width, cfg.hidden, cfg.hidden, 2 * d], gen)
+        self.encoder = C.GaussianEncoder(mlp, d).to(self.device)
         sizes = [d, cfg.hidden, cfg.hidden, width]
         if cfg.variant == "spectral":
             self.decoder = lip.LipschitzMLP(sizes, self.lipschitz_target, gen, cfg.power_iterations)

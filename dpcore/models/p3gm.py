@@ -203,13 +203,7 @@ class P3GM(NeuralSynthesizer):
             return super().sample(n, seed)
         n = check_int("n", n, minimum=0)
         rng = np.random.default_rng(seed)
-        w, m, v = (self.mog[k] for k in ("weights", "means", "variances"))
-
-        def draw(size: int):
-            return C.split_output(self.decode(C.mog_sample(size, w, m, v, rng)[0]),
-                                  self.n_features, self.n_classes)
-
-        X, y = sample_with_quotas(draw, n, shares)
+        X, y = sample_with_quotas(lambda size: self._draw_rows(size, rng), n, shares)
         order = rng.permutation(n)
         return self.template.with_features(X[order], y[order])
 

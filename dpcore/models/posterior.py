@@ -14,18 +14,12 @@ Two samplers for p(z | x) ∝ p(z) · p(x | z):
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import torch
 
 from dpcore.data.dataset import Dataset
 from dpcore.errors import InvalidParameter, check_int
 from dpcore.models import _common as C
-
-
-def _log_q(z: torch.Tensor, mu: torch.Tensor, logvar: torch.Tensor) -> torch.Tensor:
-    return C.diag_gauss_logpdf(z, mu, logvar)
 
 
 def posterior_resample(model, data: Dataset, *, mcmc_steps: int = 0, seed: int | None = None,
@@ -62,10 +56,10 @@ def posterior_resample(model, data: Dataset, *, mcmc_steps: int = 0, seed: int |
 
             z = draw()
             if mcmc_steps:
-                lp, lq = log_target(z, x), _log_q(z, mu, logvar)
+                lp, lq = log_target(z, x), C.diag_gauss_logpdf(z, mu, logvar)
                 for _ in range(mcmc_steps):
                     zp = draw()
-                    lpp, lqp = log_target(zp, x), _log_q(zp, mu, logvar)
+                    lpp, lqp = log_target(zp, x), C.diag_gauss_logpdf(zp, mu, logvar)
                     u = torch.rand(len(z), generator=gen).to(dev)
                     take = torch.log(u) < (lpp - lp) + (lq - lqp)
                     z = torch.where(take[:, None], zp, z)
@@ -75,8 +69,5 @@ def posterior_resample(model, data: Dataset, *, mcmc_steps: int = 0, seed: int |
             outs.append(C.decode_mean(dec(z), model.config.likelihood).cpu().numpy())
     rows = np.concatenate(outs) if outs else np.zeros((0, model.width), np.float32)
     feats, labels = C.split_output(rows, model.n_features, model.n_classes)
-    info = {"mcmc_steps": mcmc_steps,
-            "acceptance": accepted / proposals if proposals else None}
-    if info["acceptance"] is not None and not math.isfinite(info["acceptance"]):
-        info["acceptance"] = None
+    info = {"mcmc_steps": mcmc_steps, "acceptance": accepted / proposals if proposals else None}
     return model.template.with_features(feats, labels), info

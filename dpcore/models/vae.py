@@ -63,18 +63,6 @@ class DPVAEConfig(VAEConfig):
         check_positive("max_grad_norm", self.max_grad_norm)
 
 
-class _Encoder(nn.Module):
-    """x → (mean, log-variance) with a single output Linear (one call per forward, for DP-SGD)."""
-
-    def __init__(self, mlp: nn.Sequential, latent_dim: int):
-        super().__init__()
-        self.mlp, self.latent_dim = mlp, latent_dim
-
-    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        h = self.mlp(x)
-        return h[:, :self.latent_dim], h[:, self.latent_dim:].clamp(-12.0, 6.0)
-
-
 class VAE(NeuralSynthesizer):
     """Non-private VAE with a standard-normal prior (ε = ∞)."""
 
@@ -146,7 +134,7 @@ class VAE(NeuralSynthesizer):
     def _build_nets(self, width: int, gen: torch.Generator) -> None:
         cfg = self.config
         d = cfg.latent_dim
-        self.encoder = _Encoder(C.seeded_mlp([width, cfg.hidden, 2 * d], gen), d).to(self.device)
+        self.encoder = C.GaussianEncoder(C.seeded_mlp([width, cfg.hidden, 2 * d], gen), d).to(self.device)
         self.decoder = C.seeded_mlp([d, cfg.hidden, width], gen).to(self.device)
 
 

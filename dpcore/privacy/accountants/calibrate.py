@@ -309,10 +309,8 @@ def calibrate_p3gm(epsilon: float, delta: float, encoder_share: float, n: int, b
                                                       em_fraction)
     own = p3gm_ledger(n, batch, epochs, pca_sigma, em_sigma, em_iters, components, sgd_sigma,
                       mean_sigma, center=center, clip_norm=clip_norm)
-    led = own
-    if len(spent):  # spent records first, then the model's: ε of the ledger is the run's total
-        led = spent
-        led.extend(own)
+    led = spent  # a copy: spent records first, then the model's; its ε is the run's total
+    led.extend(own)
     eps, order = epsilon_and_order(led, delta, orders)
     total = rdp(own, orders)[orders == order]  # the model's RDP: the share is of the remainder
     achieved = float(rho_enc * order / total[0]) if total.size and total[0] > 0 else None
