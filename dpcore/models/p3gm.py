@@ -199,9 +199,9 @@ class P3GM(NeuralSynthesizer):
         """z ~ the MoG prior, rows = decoder(z); with label_shares='dp-mean' the rows are kept per
         decoded label up to the shares in DP-PCA's noisy mean (dpcore.models.label_shares)."""
         shares = self._label_shares()
-        if shares is None:
-            return super().sample(n, seed)
         n = check_int("n", n, minimum=0)
+        if shares is None or n == 0:  # zero rows: the base keeps the feature width
+            return super().sample(n, seed)
         rng = np.random.default_rng(seed)
         X, y = sample_with_quotas(lambda size: self._draw_rows(size, rng), n, shares)
         order = rng.permutation(n)

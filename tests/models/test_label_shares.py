@@ -50,6 +50,7 @@ def test_p3gm_samples_follow_the_label_block_of_its_noisy_mean(digits):
     rows = model.sample(1000, seed=1)
     np.testing.assert_array_equal(np.bincount(rows.labels, minlength=10), quota_counts(shares, 1000))
     assert not np.all(np.diff(rows.labels) >= 0)  # shuffled, not grouped by class
+    assert model.sample(0, seed=1).features.shape == (0, train.n_features)
     plain = make_model("p3gm", label_shares="decoder", **kw)
     plain.fit(train)
     assert not np.array_equal(np.bincount(plain.sample(1000, seed=1).labels, minlength=10),
