@@ -1,4 +1,4 @@
-"""The Synthesizer protocol (see shared/DESIGN.md) and what `fit` exchanges with its caller.
+"""The Synthesizer protocol (docs/architecture.md) and what `fit` exchanges with its caller.
 
 Every model: `fit(train, budget, callback) -> FitResult`, `sample(n, seed) -> Dataset`,
 `privacy_ledger() -> PrivacyLedger`; optionally `encode(x)` and `latent_prior()` for latent plots.
