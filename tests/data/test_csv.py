@@ -49,15 +49,31 @@ def test_mixed_csv_round_trip(tmp_path, missing):
 
 def test_declared_schema_is_private_and_clips(tmp_path):
     path = _write(tmp_path, MIXED)
-    ds = read_csv(path, target="label", drop=["zip"],
+    ds = read_csv(path, target="label", drop=["zip"], types={"member": "boolean", "age": "integer"},
                   bounds={"age": (18, 100), "income": (0, 50000), "score": (-5, 5)},
                   categories={"city": ["Paris", "Berlin", "Rome", "Rome, IT"], "grade": ["A", "B", "C"],
                               "label": ["no", "yes"]})
     assert ds.preprocessing_private is True and ds.meta["data_derived"] == []
-    assert ds.meta["clipped"] == {"income": 3}
+    assert "clipped" not in ds.meta  # an exact count of out-of-bound values is not for publishing
     assert ds.to_frame()["income"].max() == 50000.0
-    with pytest.raises(DataError, match="city"):
-        read_csv(path, target="label", categories={"city": ["Paris", "Berlin"]})
+    # a level outside the declared list is treated as missing: the published layout stays the same
+    few = read_csv(path, target="label", categories={"city": ["Paris", "Berlin"]})
+    assert "city__missing" in few.encoder.feature_names
+    assert few.to_frame()["city"].isna().tolist() == [False, False, True, False, False, False, True]
+    with pytest.raises(DataError, match="'city' is declared not nullable"):
+        read_csv(path, target="label", categories={"city": ["Paris", "Berlin"]}, nullable={"city": False})
+
+
+def test_declared_column_clips_rounds_and_ignores_the_rows(tmp_path):
+    path = _write(tmp_path, "a,b,y\n1,2,0\n4,-inf,1\n7,8.6,0\n9,,1\n")
+    ds = read_csv(path, target="y", types={"b": "integer"}, bounds={"b": (0, 10)})
+    b = ds.schema.column("b")
+    assert (b.kind, b.nullable, b.origin) == ("integer", True, "declared")
+    assert ds.to_frame()["b"].tolist()[:3] == [2, 0, 9] and pd.isna(ds.to_frame()["b"][3])
+    # the same declaration on rows without any missing value publishes the same schema
+    same = read_csv(_write(tmp_path, "a,b,y\n1,2,0\n4,3,1\n7,8,0\n9,1,1\n", "u.csv"), target="y",
+                    types={"b": "integer"}, bounds={"b": (0, 10)})
+    assert same.schema.column("b") == b and same.encoder.feature_names == ds.encoder.feature_names
 
 
 def test_reads_bytes_and_file_objects(tmp_path):
@@ -88,7 +104,6 @@ BAD = [
     (b"a,b,y\n1,2,0\n1,5,1\n1,8,0\n", {"target": "y"}, DataError, "column 'a' is constant"),
     (b"a,b,y\n1,,0\n4,NA,1\n7,,0\n", {"target": "y"}, DataError, "column 'b' is empty"),
     (b"a,b,y\n1,2,0\n4,inf,1\n7,8,0\n", {"target": "y"}, DataError, "column 'b' contains infinite"),
-    (b"a,b,y\n1,2,0\n4,-inf,1\n7,8,0\n", {"target": "y", "bounds": {"b": (0, 10)}}, DataError, "column 'b' contains infinite"),
     (b"a,b,c,d,y\n1,2,3,4,0\n5,6,7,8,1\n", {"target": "y"}, DataError, "more columns (4) than rows (2)"),
     (b"a,b\n1,2\n3,x\n", {"types": {"b": "numeric"}}, DataError, "column 'b' declared numeric"),
     (b"a,b\n1,2\n3,4\n", {"types": {"b": "text"}}, InvalidParameter, "types['b']"),
