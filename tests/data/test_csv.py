@@ -157,3 +157,40 @@ def test_pca_dim_larger_than_features(tmp_path):
 
 def test_errors_are_dpcore_errors():
     assert issubclass(DataError, DPCoreError) and issubclass(InvalidParameter, DPCoreError)
+
+
+def test_row_and_column_caps_say_how_to_raise_them(tmp_path, monkeypatch):
+    wide = _write(tmp_path, ",".join(f"c{i}" for i in range(30)) + "\n" + ",".join("1" * 30) + "\n", "w.csv")
+    with pytest.raises(DataError) as exc:
+        read_csv(wide, max_columns=20)
+    assert "30 columns, over the cap of 20 (max_columns, or the environment variable DPCORE_MAX_COLUMNS)" \
+        in _one_line(exc)
+    long = _write(tmp_path, "a,y\n" + "".join(f"{i},{i % 2}\n" for i in range(50)), "l.csv")
+    with pytest.raises(DataError, match="more than 40 rows, over the cap .*DPCORE_MAX_ROWS"):
+        read_csv(long, target="y", max_rows=40)
+    monkeypatch.setenv("DPCORE_MAX_ROWS", "40")
+    with pytest.raises(DataError, match="more than 40 rows"):
+        read_csv(long, target="y")
+    assert read_csv(long, target="y", max_rows=50).n == 50  # the argument wins over the environment
+    monkeypatch.setenv("DPCORE_MAX_ROWS", "lots")
+    with pytest.raises(InvalidParameter, match="DPCORE_MAX_ROWS must be a positive whole number"):
+        read_csv(long, target="y")
+    monkeypatch.delenv("DPCORE_MAX_ROWS")
+    with pytest.raises(InvalidParameter, match="max_columns must be"):
+        read_csv(long, target="y", max_columns=0)
+
+
+def test_wide_text_table_inference_matches_the_column_by_column_path():
+    """The vectorised profile gives the kinds and bounds the per-column guess gives."""
+    from dpcore.data.schema import infer_kind, infer_schema
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({
+        "i": rng.integers(-5, 5, 50).astype(str), "f": np.char.mod("%.3f", rng.normal(size=50)),
+        "b": np.array(["True", "false"])[rng.integers(0, 2, 50)], "c": np.array(["x", "y", " x "])[rng.integers(0, 3, 50)],
+        "m": np.where(rng.random(50) < 0.3, "NA", rng.integers(0, 9, 50).astype(str)), "e": np.array(["", "n/a"] * 25)})
+    s = infer_schema(frame)
+    assert [c.kind for c in s.columns] == [infer_kind(frame[c]) for c in frame.columns]
+    assert [c.kind for c in s.columns] == ["integer", "numeric", "boolean", "categorical", "integer", "categorical"]
+    assert s.column("c").categories == ["x", "y"] and s.column("m").nullable and not s.column("i").nullable
+    assert s.column("f").lower == float(frame["f"].astype(float).min())

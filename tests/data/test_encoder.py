@@ -91,3 +91,15 @@ def test_infer_schema_marks_data_derived_and_serialises():
         ColumnSpec("z", "text")
     with pytest.raises(DataError, match="duplicate"):
         Schema([ColumnSpec("a", "boolean"), ColumnSpec("a", "boolean")])
+
+
+def test_onehot_block_after_column_127():
+    """pandas gives int8 category codes; adding a block start past 127 must not overflow."""
+    from dpcore.data import dataset_from_frame
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({f"x{i}": rng.random(300) for i in range(130)})
+    frame["c"] = np.array(["a", "b"])[rng.integers(0, 2, 300)]
+    ds = dataset_from_frame(frame, bounds={f"x{i}": (0, 1) for i in range(130)}, categories={"c": ["a", "b"]})
+    block = ds.features[:, ds.encoder.feature_names.index("c=a"):][:, :2]
+    assert (block.sum(axis=1) == 1).all() and ds.to_frame()["c"].astype(object).tolist() == frame["c"].tolist()
