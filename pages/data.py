@@ -123,6 +123,16 @@ def _csv_form(current: dict) -> dict | None:
         })
     with st.expander("Raw rows (first 20)"):
         st.dataframe(frame.head(20), width="stretch")
+    b1, b2 = st.columns([3, 2])
+    dp_bounds = b1.radio(
+        "Bounds of numeric columns not ticked public", ["read from the rows", "estimate with DP"],
+        key="data.bounds_mode", horizontal=True,
+        help="Read from the rows: exact min/max, NOT covered by ε. Estimate with DP: a noisy histogram "
+             "over a public grid, recorded in the run's ledger (part of ε); the kinds shown are then "
+             "declared as public.") == "estimate with DP"
+    noise = b2.number_input("Noise multiplier", 0.5, 100.0, float(current.get("dp_bounds_noise") or 10.0), 0.5,
+                            key="data.bounds_noise", disabled=not dp_bounds,
+                            help="σ of the bounds' noisy histogram: larger spends less ε, needs more rows.")
     c1, c2 = st.columns(2)
     test_size = c1.slider("Test share", 0.05, 0.5, float(current.get("test_size", 0.2)), 0.05,
                           key="data.csv_test_size")
@@ -134,7 +144,9 @@ def _csv_form(current: dict) -> dict | None:
     inferred = rows.set_index("column")
     for r in edited.to_dict("records"):
         name = r["column"]
-        if r["kind"] != inferred.loc[name, "kind"]:
+        continuous = r["kind"] in ("numeric", "integer") and name != target
+        # a kind is public once the user vouches for it (ticked public, or DP bounds asked for)
+        if r["kind"] != inferred.loc[name, "kind"] or r.get("public") or (dp_bounds and continuous):
             types[name] = r["kind"]
         if r.get("public"):
             if r["kind"] in ("numeric", "integer") and name != target:
@@ -149,6 +161,8 @@ def _csv_form(current: dict) -> dict | None:
             choice[key] = val
     if delimiter == ",":
         choice.pop("delimiter")
+    if dp_bounds:
+        choice["dp_bounds_noise"] = float(noise)
     return choice
 
 

@@ -117,6 +117,15 @@ def register(sub) -> None:
     src.add_argument("--split-seed", type=int, default=0, help="seed of the train/test split")
     src.add_argument("--rows", type=int, default=None, help="keep a seeded subset of at most ROWS rows")
     src.add_argument("--outlier", action="store_true", help="add one all-white image to the training rows")
+    src.add_argument("--declare", metavar="SCHEMA.json",
+                     help='the public schema of --data: {"types": {col: kind}, "bounds": {col: [lo, hi]}, '
+                          '"categories": {col: [levels]}}; declared columns are covered by ε')
+    src.add_argument("--bounds", choices=("data", "dp"), default="data",
+                     help="bounds of --data columns whose bounds are not declared: 'data' reads min/max off "
+                          "the rows (preprocessing not covered by ε), 'dp' estimates them with a ledgered "
+                          "noisy histogram (needs the columns' kinds declared)")
+    src.add_argument("--bounds-noise", type=float, default=10.0, metavar="SIGMA",
+                     help="noise multiplier of --bounds dp (default 10)")
     p.add_argument("--out", help="run folder ROOT/NAME (default runs/<model>-<data>-eps…-<time>)")
     p.add_argument("--overwrite", action="store_true", help="replace an existing run folder")
     p.add_argument("--json", action="store_true", help="print one JSON object at the end")
@@ -166,8 +175,17 @@ def cmd_train(args) -> int:
         raise InvalidParameter("give exactly one of --dataset NAME or --data FILE.csv")
     if args.target is not None and args.data is None:
         raise InvalidParameter("--target applies to --data FILE.csv only")
+    if args.bounds == "dp" and args.data is None:
+        raise InvalidParameter("--bounds dp applies to --data FILE.csv only (built-ins have documented bounds)")
+    noise = None
+    if args.bounds == "dp":
+        from dpcore.errors import check_positive
+
+        noise = check_positive("--bounds-noise", args.bounds_noise)
+    declared = _declared(args.declare, args.data)
     data = DataConfig(dataset=args.dataset, csv=args.data, target=args.target, test_size=args.test_size,
-                      split_seed=args.split_seed, outlier=args.outlier, n=args.rows)
+                      split_seed=args.split_seed, outlier=args.outlier, n=args.rows, dp_bounds_noise=noise,
+                      **declared)
     cfg = RunConfig(args.model, _params(args), data)
     root, name = ("runs", None) if args.out is None else (str(Path(args.out).parent), Path(args.out).name)
     bar, callback = _progress(args)
@@ -196,6 +214,27 @@ def cmd_train(args) -> int:
         if claim:
             print(f"privacy claim: {claim['summary']}")
     return 0
+
+
+def _declared(path, csv) -> dict:
+    """types / bounds / categories from a --declare JSON file (one-line errors naming the flag)."""
+    import json
+
+    from dpcore.errors import InvalidParameter
+
+    if path is None:
+        return {}
+    if csv is None:
+        raise InvalidParameter("--declare applies to --data FILE.csv only")
+    try:
+        doc = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as exc:
+        raise InvalidParameter(f"--declare {path}: cannot read it as JSON ({exc})") from None
+    keys = ("types", "bounds", "categories")
+    if not isinstance(doc, dict) or set(doc) - set(keys) or not all(isinstance(doc[k], dict) for k in doc):
+        raise InvalidParameter(f"--declare {path} must be a JSON object with keys among {', '.join(keys)}, "
+                               "each mapping column names to a kind, [lower, upper] or a list of levels")
+    return {k: doc[k] for k in keys if doc.get(k)}
 
 
 def _privacy_claim(run_path) -> dict | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv as _csv
 import io
 import os
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -18,12 +19,52 @@ import pandas as pd
 from dpcore.data.dataset import Dataset
 from dpcore.data.dp_bounds import privatise_bounds
 from dpcore.data.encoder import MISSING_MODES, TabularEncoder
-from dpcore.data.schema import DEFAULT_MAX_LEVELS, Schema, _is_text, cast_frame, infer_schema, is_missing
+from dpcore.data.conform import conform
+from dpcore.data.profile import text_profile
+from dpcore.data.schema import (DEFAULT_MAX_LEVELS, Schema, _is_text, cast_frame, declared_kind, infer_schema,
+                               is_missing)
 from dpcore.errors import DataError, InvalidParameter
 
 DEFAULT_MAX_BYTES = 50 * 1024 * 1024
 OTHER_DELIMITERS = (",", ";", "\t", "|")
 UNDECLARED_MODES = ("data", "dp")
+# Hard caps on a table's shape (bytes alone let 12 M tiny rows or 5 000 columns through).
+DEFAULT_MAX_ROWS = 2_000_000
+DEFAULT_MAX_COLUMNS = 10_000
+CAP_ENV = {"max_rows": "DPCORE_MAX_ROWS", "max_columns": "DPCORE_MAX_COLUMNS"}
+
+
+def shape_caps(max_rows: int | None = None, max_columns: int | None = None) -> tuple[int, int]:
+    """(max_rows, max_columns): the arguments, else $DPCORE_MAX_ROWS / $DPCORE_MAX_COLUMNS, else the defaults."""
+    out = []
+    for arg, given, default in (("max_rows", max_rows, DEFAULT_MAX_ROWS),
+                                ("max_columns", max_columns, DEFAULT_MAX_COLUMNS)):
+        source = arg
+        if given is None:
+            given, source = os.environ.get(CAP_ENV[arg]), CAP_ENV[arg]
+        if given is None or given == "":
+            out.append(default)
+            continue
+        try:
+            value = int(given)
+        except (TypeError, ValueError):
+            value = 0
+        if value < 1 or str(value) != str(given).strip():
+            raise InvalidParameter(f"{source} must be a positive whole number, got {given!r}")
+        out.append(value)
+    return out[0], out[1]
+
+
+def check_shape(rows: int, columns: int, *, max_rows: int | None = None, max_columns: int | None = None,
+                name: str = "the table") -> None:
+    """One-line DataError when a table is over the row or column cap (says how to raise it)."""
+    cap_rows, cap_cols = shape_caps(max_rows, max_columns)
+    if columns > cap_cols:
+        raise DataError(f"{name} has {columns} columns, over the cap of {cap_cols} (max_columns, or the "
+                        f"environment variable {CAP_ENV['max_columns']})")
+    if rows > cap_rows:
+        raise DataError(f"{name} has more than {cap_rows} rows, over the cap (max_rows, or the "
+                        f"environment variable {CAP_ENV['max_rows']})")
 
 
 def read_bytes(source: Any, max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[bytes, str]:
@@ -55,10 +96,17 @@ def read_bytes(source: Any, max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[bytes, 
     return data, name
 
 
-def parse_csv(source: Any, *, delimiter: str = ",", max_bytes: int = DEFAULT_MAX_BYTES) -> pd.DataFrame:
-    """Raw text table (object columns, values as written) after the structural checks."""
+def parse_csv(source: Any, *, delimiter: str = ",", max_bytes: int = DEFAULT_MAX_BYTES,
+              max_rows: int | None = None, max_columns: int | None = None) -> pd.DataFrame:
+    """Raw text table (object columns, values as written) after the structural checks.
+
+    max_rows / max_columns: hard caps on the shape (default: $DPCORE_MAX_ROWS / $DPCORE_MAX_COLUMNS,
+    else 2 000 000 rows and 10 000 columns), checked on the header and while rows are counted,
+    before any parsing or inference.
+    """
     if not isinstance(delimiter, str) or len(delimiter) != 1 or delimiter in "\"\r\n":
         raise InvalidParameter(f"delimiter must be one character (not a quote or newline), got {delimiter!r}")
+    cap_rows, cap_cols = shape_caps(max_rows, max_columns)
     data, name = read_bytes(source, max_bytes)
     if not data.strip():
         raise DataError(f"{name} is empty")
@@ -78,9 +126,14 @@ def parse_csv(source: Any, *, delimiter: str = ",", max_bytes: int = DEFAULT_MAX
                 continue  # blank line
             if header is None:
                 header, width = r, len(r)
+                check_shape(0, width, max_columns=cap_cols, name=name)
                 _check_header(header, delimiter, name)
+                if text.count("\n") <= cap_rows:  # newlines bound the rows: no need to count them
+                    cap_rows = None
                 continue
             n_rows += 1
+            if cap_rows is not None and n_rows > cap_rows:
+                check_shape(n_rows, width, max_rows=cap_rows, max_columns=cap_cols, name=name)
             if len(r) != width:
                 raise DataError(f"{name}: data row {n_rows} has {len(r)} fields, the header has {width} "
                                 "(ragged rows, or a delimiter inside an unquoted value)")
@@ -112,13 +165,18 @@ def _check_header(raw: list[str], delimiter: str, name: str) -> None:
     blank = [i + 1 for i, h in enumerate(header) if not h]
     if blank:
         raise DataError(f"{name}: column {blank[0]} of the header has no name")
-    dup = sorted({h for h in header if header.count(h) > 1})
+    dup = sorted(h for h, k in Counter(header).items() if k > 1)
     if dup:
         raise DataError(f"{name} has duplicate column names: {', '.join(dup)}")
 
 
-def check_table(frame: pd.DataFrame, *, target: str | None = None) -> None:
-    """Content checks that make a table unusable for training (each names the column)."""
+def check_table(frame: pd.DataFrame, *, target: str | None = None, declared: set | frozenset = frozenset()
+                ) -> None:
+    """Content checks that make a table unusable for training (each names the column).
+
+    Columns in `declared` (kind given by the user) skip the empty/constant checks: those answers
+    depend on the rows, and a declared column must behave the same whatever one row holds.
+    """
     if frame.shape[0] == 0:
         raise DataError("the table has a header but no data rows")
     if target is not None:
@@ -136,66 +194,73 @@ def check_table(frame: pd.DataFrame, *, target: str | None = None) -> None:
     if n_features > frame.shape[0]:
         raise DataError(f"the table has more columns ({n_features}) than rows ({frame.shape[0]}); "
                         "it cannot be learned from")
-    for name in frame.columns:
-        col = frame[name]
-        miss = is_missing(col)
+    todo = [j for j, c in enumerate(frame.columns) if c not in declared]
+    prof = text_profile(frame.iloc[:, todo]) if todo else None
+    for k, j in enumerate(todo):
+        name, col = frame.columns[j], frame.iloc[:, j]
+        miss = prof.missing[:, k] if prof is not None else is_missing(col)
         if miss.all():
             raise DataError(f"column {name!r} is empty (all values missing); drop it")
-        present = col[~miss]
-        first = present.iloc[0]
-        keys = present.astype("str").str.strip() if _is_text(present) else present
-        if name != target and not miss.any() and (keys == keys.iloc[0]).all():
-            raise DataError(f"column {name!r} is constant (every value is {first!r}); drop it")
+        if name == target or miss.any():
+            continue
+        if prof is not None:
+            keys = prof.stripped[:, k]
+        else:
+            keys = col.astype("str").str.strip().to_numpy() if _is_text(col) else col.to_numpy()
+        if (keys == keys[0]).all():
+            raise DataError(f"column {name!r} is constant (every value is {col.iloc[0]!r}); drop it")
 
 
 def dataset_from_frame(frame: pd.DataFrame, *, name: str = "table", target: str | None = None,
                        schema: Schema | None = None, types: dict | None = None,
-                       bounds: dict | None = None, categories: dict | None = None,
+                       bounds: dict | None = None, categories: dict | None = None, nullable: dict | None = None,
                        missing: str = "indicator", max_levels: int = DEFAULT_MAX_LEVELS,
                        undeclared: str = "data", bounds_noise_multiplier: float = 10.0, seed: int | None = None,
-                       meta: dict | None = None) -> Dataset:
-    """Check, type, encode a table. With no `schema`, one is inferred (declared `bounds` and
-    `categories` are public; the rest is data-derived and marks the Dataset
-    `preprocessing_private=False`).
+                       meta: dict | None = None, max_rows: int | None = None, max_columns: int | None = None
+                       ) -> Dataset:
+    """Check, type, encode a table. With no `schema`, one is inferred (`dpcore.data.schema.infer_schema`:
+    declared kinds, `bounds` and `categories` are public; the rest is data-derived and marks the
+    Dataset `preprocessing_private=False`). Declared columns are fitted row by row into their
+    domain (`dpcore.data.conform`), so one row never changes what is published.
 
-    undeclared: "data" (min/max of the rows; not covered by ε) or "dp" (numeric bounds from a noisy
-    histogram, `dpcore.data.dp_bounds`; its ledger record lands in meta["privacy_records"], which the
-    model must add to its ledger). Category lists are never privatised: declare them.
+    undeclared: "data" (min/max of the rows; not covered by ε) or "dp" (numeric bounds of columns
+    whose kind is declared, from a noisy histogram, `dpcore.data.dp_bounds`; its ledger record
+    lands in meta["privacy_records"], which every model's ledger starts with). Category lists are
+    never privatised: declare them.
     """
     if missing not in MISSING_MODES:
         raise InvalidParameter(f"missing must be one of {MISSING_MODES}, got {missing!r}")
     if undeclared not in UNDECLARED_MODES:
         raise InvalidParameter(f"undeclared must be one of {UNDECLARED_MODES}, got {undeclared!r}")
+    check_shape(*frame.shape, max_rows=max_rows, max_columns=max_columns)
     if schema is not None:
         target = schema.target if target is None else target
         if target != schema.target:
             raise InvalidParameter(f"target {target!r} differs from the schema's target {schema.target!r}")
-    check_table(frame, target=target)
+        kind_declared = set(schema.names)
+    else:
+        kind_declared = {c for c in frame.columns if declared_kind(c, types or {}, bounds or {}, categories or {})}
+    check_table(frame, target=target, declared=kind_declared)
     if schema is None:
         schema = infer_schema(frame, target=target, types=types, bounds=bounds, categories=categories,
-                              max_levels=max_levels)
+                              nullable=nullable, max_levels=max_levels)
+    frame = frame[[c for c in schema.names if c in frame.columns]]
     records = []
     if undeclared == "dp":
-        schema, record = privatise_bounds(frame, schema, noise_multiplier=bounds_noise_multiplier, seed=seed)
+        todo = [c.name for c in schema.feature_columns
+                if c.is_continuous and c.origin == "data" and c.name in kind_declared]
+        frame = conform(frame, schema, todo)  # parse, round; no bounds yet
+        schema, record = privatise_bounds(frame, schema, noise_multiplier=bounds_noise_multiplier, seed=seed,
+                                          columns=todo)
         records = [record] if record else []
-    else:
-        frame = frame[[c for c in schema.names if c in frame.columns]]
-    canon = cast_frame(frame, schema)
-    clipped = {}
-    for spec in schema.feature_columns:
-        if spec.is_continuous:
-            x = canon[spec.name].to_numpy(dtype=float, na_value=float("nan"))
-            if not pd.isna(x).all() and (abs(x[~pd.isna(x)]) == float("inf")).any():
-                raise DataError(f"column {spec.name!r} contains infinite values")
-            count = int(((x < spec.lower) | (x > spec.upper)).sum())
-            if count:
-                clipped[spec.name] = count
+    public = [c.name for c in schema.feature_columns if not c.data_derived and c.name in frame.columns]
+    canon = cast_frame(conform(frame, schema, public), schema)
     encoder = TabularEncoder(schema, missing=missing)
     features, labels = encoder._encode_canonical(canon)
     return Dataset(name=name, features=features, labels=labels, label_names=schema.label_names,
                    schema=schema, encoder=encoder, preprocessing_private=schema.private,
-                   meta={**(meta or {}), "missing": missing, "clipped": clipped,
-                         "data_derived": schema.data_derived, "privacy_records": records})
+                   meta={**(meta or {}), "missing": missing, "data_derived": schema.data_derived,
+                         "privacy_records": records})
 
 
 def read_csv(source: Any, *, target: str | None = None, delimiter: str = ",", types: dict | None = None,
@@ -203,10 +268,16 @@ def read_csv(source: Any, *, target: str | None = None, delimiter: str = ",", ty
              schema: Schema | None = None, drop: list[str] | None = None,
              max_levels: int = DEFAULT_MAX_LEVELS, max_bytes: int = DEFAULT_MAX_BYTES,
              undeclared: str = "data", bounds_noise_multiplier: float = 10.0, seed: int | None = None,
-             name: str | None = None) -> Dataset:
+             name: str | None = None, nullable: dict | None = None, max_rows: int | None = None,
+             max_columns: int | None = None) -> Dataset:
     """A CSV file (path, bytes or upload) → Dataset.
 
-    types: {column: "numeric"|"integer"|"categorical"|"boolean"} overrides the inferred kinds.
+    types: {column: "numeric"|"integer"|"categorical"|"boolean"} declares kinds (else guessed from
+        the rows, which is data-derived; declared `bounds` imply numeric, `categories` categorical).
+    nullable: {column: bool} for declared columns (default True: a missing value, or one outside
+        the declared domain, gets the `__missing` indicator instead of changing the schema).
+    max_rows / max_columns: shape caps (default $DPCORE_MAX_ROWS / $DPCORE_MAX_COLUMNS, else
+        2 000 000 and 10 000), checked before any parsing.
     bounds / categories: the public domain per column; columns without them get data-derived
         bounds and the Dataset is marked `preprocessing_private=False` ...
     undeclared: ... unless undeclared="dp": numeric bounds then come from a noisy histogram with
@@ -216,7 +287,7 @@ def read_csv(source: Any, *, target: str | None = None, delimiter: str = ",", ty
         for nullable categorical columns).
     drop: columns to ignore (identifiers, free text).
     """
-    frame = parse_csv(source, delimiter=delimiter, max_bytes=max_bytes)
+    frame = parse_csv(source, delimiter=delimiter, max_bytes=max_bytes, max_rows=max_rows, max_columns=max_columns)
     if drop:
         unknown = [c for c in drop if c not in frame.columns]
         if unknown:
@@ -225,6 +296,7 @@ def read_csv(source: Any, *, target: str | None = None, delimiter: str = ",", ty
     label = name or (Path(str(source)).name if isinstance(source, (str, os.PathLike)) else
                      Path(str(getattr(source, "name", "uploaded.csv"))).name)
     return dataset_from_frame(frame, name=label, target=target, schema=schema, types=types, bounds=bounds,
-                              categories=categories, missing=missing, max_levels=max_levels,
+                              categories=categories, nullable=nullable, missing=missing, max_levels=max_levels,
+                              max_rows=max_rows, max_columns=max_columns,
                               undeclared=undeclared, bounds_noise_multiplier=bounds_noise_multiplier, seed=seed,
                               meta={"source": label, "delimiter": delimiter})

@@ -13,6 +13,12 @@ from typing import Any
 
 import numpy as np
 
+# The only meta keys a run may publish (model.json's template, reports): each is a config, a public
+# fact or a ledgered release. Row counts, realised split shares, clipping counts and source paths
+# stay in memory with the data owner.
+PUBLIC_META = ("missing", "data_derived", "privacy_records", "split", "split_seed", "role", "pixel_domain",
+               "outlier", "outlier_label", "dim", "generator_seed", "synthetic", "delimiter")
+
 
 @dataclass
 class Dataset:
@@ -51,6 +57,10 @@ class Dataset:
             self.labels = np.asarray(self.labels, dtype=np.int64)
             if self.labels.shape != (self.features.shape[0],):
                 raise ValueError("labels must have one entry per row")
+
+    def public_meta(self) -> dict:
+        """The part of `meta` that may be published (see PUBLIC_META)."""
+        return {k: v for k, v in self.meta.items() if k in PUBLIC_META}
 
     @property
     def n(self) -> int:

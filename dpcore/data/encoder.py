@@ -127,7 +127,7 @@ class TabularEncoder:
                     lo, hi = float(spec.lower), float(spec.upper)
                     out[~miss, b.start] = np.clip((x - lo) / (hi - lo), 0.0, 1.0)
             else:  # onehot
-                codes = col.cat.codes.to_numpy()
+                codes = col.cat.codes.to_numpy().astype(np.int64)  # int8 + a start past 127 overflows
                 rows = np.flatnonzero(codes >= 0)
                 out[rows, b.start + codes[rows]] = 1.0
                 if miss.any() and b.stop - b.start > len(spec.categories):  # MISSING level

@@ -232,7 +232,7 @@ def template_to_json(data: Dataset) -> dict:
         "label_names": None if data.label_names is None else [_plain(v) for v in data.label_names],
         "image_shape": None if data.image_shape is None else list(data.image_shape),
         "preprocessing_private": bool(data.preprocessing_private),
-        "meta": json.loads(json.dumps(data.meta, default=str)),
+        "meta": json.loads(json.dumps(data.public_meta(), default=str)),  # no counts, no paths
     }
     for key in ("schema", "encoder"):
         obj = getattr(data, key)

@@ -51,6 +51,9 @@ class DataConfig:
     bounds: dict | None = None
     categories: dict | None = None
     name: str | None = None
+    # CSV only: noise multiplier of DP-estimated bounds for declared-kind columns without declared
+    # bounds (ledgered; None = min/max of the rows, "preprocessing not covered by ε").
+    dp_bounds_noise: float | None = None
 
     def __post_init__(self) -> None:
         if (self.dataset is None) == (self.csv is None):
@@ -65,7 +68,9 @@ class DataConfig:
             return load_split(self.dataset, seed=self.split_seed, test_size=self.test_size,
                               outlier=self.outlier, n=self.n)
         ds = read_csv(self.csv, target=self.target, delimiter=self.delimiter, types=self.types,
-                      bounds=self.bounds, categories=self.categories, name=self.name)
+                      bounds=self.bounds, categories=self.categories, name=self.name,
+                      undeclared="data" if self.dp_bounds_noise is None else "dp",
+                      bounds_noise_multiplier=self.dp_bounds_noise or 10.0, seed=self.split_seed)
         if self.n is not None and ds.n > self.n:
             import numpy as np
 

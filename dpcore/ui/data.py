@@ -26,7 +26,8 @@ def _load_data(config_json: str, max_bytes: int):
 
     The same calls `dpcore.runs.DataConfig.load` makes (so a run trains on exactly what the Data
     page shows), made here directly so the first page does not import the run store (and torch);
-    CSV choices also carry the schema edits (types, bounds, categories, delimiter).
+    CSV choices also carry the schema edits (types, bounds, categories, delimiter) and
+    the DP-bounds noise (`dp_bounds_noise`).
     """
     import numpy as np
 
@@ -36,9 +37,11 @@ def _load_data(config_json: str, max_bytes: int):
     if c.get("dataset") is not None:
         return load_split(c["dataset"], seed=c.get("split_seed", 0), test_size=c.get("test_size", 0.1),
                           outlier=c.get("outlier", False), n=c.get("n"))
+    noise = c.get("dp_bounds_noise")
     ds = read_csv(c["csv"], target=c.get("target"), delimiter=c.get("delimiter", ","),
                   types=c.get("types"), bounds=c.get("bounds"), categories=c.get("categories"),
-                  max_bytes=max_bytes, name=c.get("name"))
+                  max_bytes=max_bytes, name=c.get("name"), undeclared="data" if noise is None else "dp",
+                  bounds_noise_multiplier=noise or 10.0, seed=c.get("split_seed", 0))
     if c.get("n") is not None and ds.n > c["n"]:
         ds = ds.subset(np.sort(np.random.default_rng(c.get("split_seed", 0)).choice(ds.n, c["n"], replace=False)))
     return train_test_split(ds, test_size=c.get("test_size", 0.1), seed=c.get("split_seed", 0))

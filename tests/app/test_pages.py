@@ -145,6 +145,27 @@ def test_data_page_csv_with_schema(runs_dir):
     assert any("not covered by ε" in w.value for w in at.warning)  # bounds were read from the data
 
 
+def test_data_page_csv_with_dp_bounds(runs_dir):
+    """"estimate with DP": numeric bounds get origin "dp" and the choice carries the noise to runs."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    lines = ["age,city,income,label"] + [
+        f"{rng.integers(18, 90)},{rng.choice(['a', 'b', 'c'])},{rng.normal(50, 10):.2f},{rng.choice(['no', 'yes'])}"
+        for _ in range(200)]
+    at = _app()
+    at.segmented_control(key="data.source").set_value("Upload a CSV").run()
+    at.file_uploader(key="data.upload").set_value(("people.csv", "\n".join(lines).encode(), "text/csv")).run()
+    at.radio(key="data.bounds_mode").set_value("estimate with DP").run()
+    at.number_input(key="data.bounds_noise").set_value(2.0).run()
+    at.button(key="data.use_csv").click().run()
+    assert not at.exception and not at.error
+    choice = at.session_state["dpcore.data"]
+    assert choice["dp_bounds_noise"] == 2.0 and choice["types"] == {"age": "integer", "income": "numeric"}
+    warning = next(w.value for w in at.warning if "not covered by ε" in w.value)
+    assert "city" in warning and "age" not in warning and "income" not in warning
+
+
 # ----------------------------------------------------------------------------- Train
 def test_train_page_preview_follows_the_budget(runs_dir):
     at = _app("pages/train.py")

@@ -78,3 +78,38 @@ def test_bad_arguments_exit_2_with_one_line(tmp_path, capsys, argv, words):
 def test_sample_from_a_missing_run_exits_2(tmp_path, capsys):
     assert main(["sample", str(tmp_path / "nothing"), "--out", str(tmp_path / "a.csv")]) == 2
     assert "not a run" in capsys.readouterr().err
+
+
+def test_csv_with_dp_bounds_spends_its_share_inside_the_target(tmp_path, capsys):
+    """--bounds dp: the bounds release opens the run's ledger and the run's ε is still the target."""
+    rng = np.random.default_rng(0)
+    csv = tmp_path / "t.csv"
+    rows = ["a,b,y"] + [f"{rng.normal(50, 10):.3f},{rng.integers(0, 40)},{i % 2}" for i in range(400)]
+    csv.write_text("\n".join(rows) + "\n")
+    declare = tmp_path / "schema.json"
+    declare.write_text(json.dumps({"types": {"a": "numeric", "b": "integer"}, "categories": {"y": [0, 1]}}))
+    out = tmp_path / "runs" / "dp"
+    rc = main(["train", "--model", "dp-vae", "--data", str(csv), "--target", "y", "--declare", str(declare),
+               "--bounds", "dp", "--bounds-noise", "4", "--epsilon", "2", "--latent-dim", "2", "--hidden", "16",
+               "--epochs", "1", "--batch-size", "32", "--out", str(out), "--json"])
+    assert rc == 0
+    res = json.loads(capsys.readouterr().out)
+    first = res["ledger"][0]
+    assert first["name"] == "preprocessing: noisy bounds" and first["noise_multiplier"] == 4.0
+    assert res["epsilon"] == pytest.approx(2.0, rel=1e-3)
+    assert res["epsilon"] == accountant_epsilon(PrivacyLedger.from_list(res["ledger"]), res["delta"])
+    template = json.loads((out / "model" / "model.json").read_text())
+    assert "template" in template and '"dp"' in json.dumps(template["template"])
+    assert template["template"]["preprocessing_private"] is True
+    config = json.loads((out / "config.json").read_text())
+    assert config["data"]["dp_bounds_noise"] == 4.0
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--dataset", "digits", "--bounds", "dp"], "--bounds dp applies to --data"),
+    (["--dataset", "digits", "--declare", "x.json"], "--declare applies to --data"),
+])
+def test_bounds_flags_need_a_csv(tmp_path, capsys, argv, words):
+    assert main(["train", "--model", "p3gm", *argv, "--out", str(tmp_path / "x")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert words in err and len(err.splitlines()) == 1

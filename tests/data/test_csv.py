@@ -49,15 +49,31 @@ def test_mixed_csv_round_trip(tmp_path, missing):
 
 def test_declared_schema_is_private_and_clips(tmp_path):
     path = _write(tmp_path, MIXED)
-    ds = read_csv(path, target="label", drop=["zip"],
+    ds = read_csv(path, target="label", drop=["zip"], types={"member": "boolean", "age": "integer"},
                   bounds={"age": (18, 100), "income": (0, 50000), "score": (-5, 5)},
                   categories={"city": ["Paris", "Berlin", "Rome", "Rome, IT"], "grade": ["A", "B", "C"],
                               "label": ["no", "yes"]})
     assert ds.preprocessing_private is True and ds.meta["data_derived"] == []
-    assert ds.meta["clipped"] == {"income": 3}
+    assert "clipped" not in ds.meta  # an exact count of out-of-bound values is not for publishing
     assert ds.to_frame()["income"].max() == 50000.0
-    with pytest.raises(DataError, match="city"):
-        read_csv(path, target="label", categories={"city": ["Paris", "Berlin"]})
+    # a level outside the declared list is treated as missing: the published layout stays the same
+    few = read_csv(path, target="label", categories={"city": ["Paris", "Berlin"]})
+    assert "city__missing" in few.encoder.feature_names
+    assert few.to_frame()["city"].isna().tolist() == [False, False, True, False, False, False, True]
+    with pytest.raises(DataError, match="'city' is declared not nullable"):
+        read_csv(path, target="label", categories={"city": ["Paris", "Berlin"]}, nullable={"city": False})
+
+
+def test_declared_column_clips_rounds_and_ignores_the_rows(tmp_path):
+    path = _write(tmp_path, "a,b,y\n1,2,0\n4,-inf,1\n7,8.6,0\n9,,1\n")
+    ds = read_csv(path, target="y", types={"b": "integer"}, bounds={"b": (0, 10)})
+    b = ds.schema.column("b")
+    assert (b.kind, b.nullable, b.origin) == ("integer", True, "declared")
+    assert ds.to_frame()["b"].tolist()[:3] == [2, 0, 9] and pd.isna(ds.to_frame()["b"][3])
+    # the same declaration on rows without any missing value publishes the same schema
+    same = read_csv(_write(tmp_path, "a,b,y\n1,2,0\n4,3,1\n7,8,0\n9,1,1\n", "u.csv"), target="y",
+                    types={"b": "integer"}, bounds={"b": (0, 10)})
+    assert same.schema.column("b") == b and same.encoder.feature_names == ds.encoder.feature_names
 
 
 def test_reads_bytes_and_file_objects(tmp_path):
@@ -88,7 +104,6 @@ BAD = [
     (b"a,b,y\n1,2,0\n1,5,1\n1,8,0\n", {"target": "y"}, DataError, "column 'a' is constant"),
     (b"a,b,y\n1,,0\n4,NA,1\n7,,0\n", {"target": "y"}, DataError, "column 'b' is empty"),
     (b"a,b,y\n1,2,0\n4,inf,1\n7,8,0\n", {"target": "y"}, DataError, "column 'b' contains infinite"),
-    (b"a,b,y\n1,2,0\n4,-inf,1\n7,8,0\n", {"target": "y", "bounds": {"b": (0, 10)}}, DataError, "column 'b' contains infinite"),
     (b"a,b,c,d,y\n1,2,3,4,0\n5,6,7,8,1\n", {"target": "y"}, DataError, "more columns (4) than rows (2)"),
     (b"a,b\n1,2\n3,x\n", {"types": {"b": "numeric"}}, DataError, "column 'b' declared numeric"),
     (b"a,b\n1,2\n3,4\n", {"types": {"b": "text"}}, InvalidParameter, "types['b']"),
@@ -142,3 +157,40 @@ def test_pca_dim_larger_than_features(tmp_path):
 
 def test_errors_are_dpcore_errors():
     assert issubclass(DataError, DPCoreError) and issubclass(InvalidParameter, DPCoreError)
+
+
+def test_row_and_column_caps_say_how_to_raise_them(tmp_path, monkeypatch):
+    wide = _write(tmp_path, ",".join(f"c{i}" for i in range(30)) + "\n" + ",".join("1" * 30) + "\n", "w.csv")
+    with pytest.raises(DataError) as exc:
+        read_csv(wide, max_columns=20)
+    assert "30 columns, over the cap of 20 (max_columns, or the environment variable DPCORE_MAX_COLUMNS)" \
+        in _one_line(exc)
+    long = _write(tmp_path, "a,y\n" + "".join(f"{i},{i % 2}\n" for i in range(50)), "l.csv")
+    with pytest.raises(DataError, match="more than 40 rows, over the cap .*DPCORE_MAX_ROWS"):
+        read_csv(long, target="y", max_rows=40)
+    monkeypatch.setenv("DPCORE_MAX_ROWS", "40")
+    with pytest.raises(DataError, match="more than 40 rows"):
+        read_csv(long, target="y")
+    assert read_csv(long, target="y", max_rows=50).n == 50  # the argument wins over the environment
+    monkeypatch.setenv("DPCORE_MAX_ROWS", "lots")
+    with pytest.raises(InvalidParameter, match="DPCORE_MAX_ROWS must be a positive whole number"):
+        read_csv(long, target="y")
+    monkeypatch.delenv("DPCORE_MAX_ROWS")
+    with pytest.raises(InvalidParameter, match="max_columns must be"):
+        read_csv(long, target="y", max_columns=0)
+
+
+def test_wide_text_table_inference_matches_the_column_by_column_path():
+    """The vectorised profile gives the kinds and bounds the per-column guess gives."""
+    from dpcore.data.schema import infer_kind, infer_schema
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({
+        "i": rng.integers(-5, 5, 50).astype(str), "f": np.char.mod("%.3f", rng.normal(size=50)),
+        "b": np.array(["True", "false"])[rng.integers(0, 2, 50)], "c": np.array(["x", "y", " x "])[rng.integers(0, 3, 50)],
+        "m": np.where(rng.random(50) < 0.3, "NA", rng.integers(0, 9, 50).astype(str)), "e": np.array(["", "n/a"] * 25)})
+    s = infer_schema(frame)
+    assert [c.kind for c in s.columns] == [infer_kind(frame[c]) for c in frame.columns]
+    assert [c.kind for c in s.columns] == ["integer", "numeric", "boolean", "categorical", "integer", "categorical"]
+    assert s.column("c").categories == ["x", "y"] and s.column("m").nullable and not s.column("i").nullable
+    assert s.column("f").lower == float(frame["f"].astype(float).min())

@@ -81,11 +81,25 @@ def test_infer_schema_marks_data_derived_and_serialises():
     assert by["n"].origin == "data" and by["c"].origin == "data" and not s.private
     assert s.label_names == [0, 1] and by["y"].origin == "declared" and by["n"].nullable
     assert infer_schema(frame, target="y").column("y").origin == "data"  # class list read off the rows and not by["x"].nullable
+    assert by["f"].origin == "data"  # a kind guessed from the rows is not public, even for booleans
+    assert by["x"].nullable and not by["y"].nullable  # declared: nullable by default, not by the rows
     edited = s.with_column("n", lower=0, upper=100, origin="declared").with_column(
-        "c", categories=["a", "b", "c", "d"], origin="declared")
+        "c", categories=["a", "b", "c", "d"], origin="declared").with_column("f", origin="declared")
     assert edited.private and edited.column("c").categories[-1] == "d"
     assert Schema.from_dict(edited.to_dict()).to_dict() == edited.to_dict()
     with pytest.raises(InvalidParameter, match="kind"):
         ColumnSpec("z", "text")
     with pytest.raises(DataError, match="duplicate"):
         Schema([ColumnSpec("a", "boolean"), ColumnSpec("a", "boolean")])
+
+
+def test_onehot_block_after_column_127():
+    """pandas gives int8 category codes; adding a block start past 127 must not overflow."""
+    from dpcore.data import dataset_from_frame
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({f"x{i}": rng.random(300) for i in range(130)})
+    frame["c"] = np.array(["a", "b"])[rng.integers(0, 2, 300)]
+    ds = dataset_from_frame(frame, bounds={f"x{i}": (0, 1) for i in range(130)}, categories={"c": ["a", "b"]})
+    block = ds.features[:, ds.encoder.feature_names.index("c=a"):][:, :2]
+    assert (block.sum(axis=1) == 1).all() and ds.to_frame()["c"].astype(object).tolist() == frame["c"].tolist()

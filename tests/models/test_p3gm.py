@@ -168,7 +168,8 @@ def test_dp_estimated_bounds_are_in_the_models_ledger(tmp_path, name):
     path = tmp_path / "t.csv"
     rows = ["a,b,y"] + [f"{rng.normal(50, 10):.3f},{rng.normal(0, 1):.3f},{i % 2}" for i in range(400)]
     path.write_text("\n".join(rows) + "\n")
-    train, _ = train_test_split(read_csv(path, target="y", undeclared="dp", seed=0), 0.2, seed=0)
+    train, _ = train_test_split(read_csv(path, target="y", undeclared="dp", seed=0,
+                                              types={"a": "numeric", "b": "numeric"}), 0.2, seed=0)
     assert train.meta["privacy_records"]
     params = {k: v for k, v in TINY.items() if k in ("epochs",)}
     model = make_model(name, batch_size=32, hidden=16, **params, **({"pca_dim": 2} if name == "p3gm" else {}))

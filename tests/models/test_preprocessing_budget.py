@@ -20,7 +20,8 @@ def train(tmp_path_factory):
     path = tmp_path_factory.mktemp("csv") / "t.csv"
     rows = ["a,b,y"] + [f"{rng.normal(50, 10):.3f},{rng.normal(0, 1):.3f},{i % 2}" for i in range(400)]
     path.write_text("\n".join(rows) + "\n")
-    train, _ = train_test_split(read_csv(path, target="y", undeclared="dp", seed=0), 0.2, seed=0)
+    train, _ = train_test_split(read_csv(path, target="y", undeclared="dp", seed=0,
+                                              types={"a": "numeric", "b": "numeric"}), 0.2, seed=0)
     return train
 
 
