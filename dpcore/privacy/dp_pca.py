@@ -2,7 +2,7 @@
 
 Pipeline (papers.md §1, with defects 1 and 2 of the official code fixed):
 1. Centre. "noisy": rows are clipped to L2 norm R (`mean_clip_norm`, default c), their sum released
-   with the Gaussian mechanism and divided by N → `mean_` (record "dp-pca-mean"); "public": a user-declared
+   with the Gaussian mechanism and divided by ñ → `mean_` (record "dp-pca-mean"); "public": a user-declared
    centre (e.g. 0.5 for pixels), no privacy cost; "none": no centring (uncentred second moment).
 2. Rows u_i = clip(x_i − centre, c) ("noisy" centres the already clipped rows: clip(clip(x_i, R) −
    mean_, c)). The second clip keeps the sensitivity at c² whatever the centre is.
