@@ -43,13 +43,15 @@ class RunBundle:
 
 
 def load_bundle(run_dir, n_samples: int | None = None, seed: int = 0) -> RunBundle:
-    """Open a run, load its model and data, draw `n_samples` (default: as many as training rows)."""
+    """Open a run, load its model and data, draw `n_samples` (default: as many as the model's
+    released row count ñ, or the training rows for models that publish none, e.g. ε = ∞)."""
     from dpcore.runs import Run
 
     run = Run.load(run_dir)
     model = run.load_model()
     train, test = run.load_data()
-    n = min(train.n, MAX_SYNTHETIC) if n_samples is None else int(n_samples)
+    rows = getattr(model, "released_rows", None) or train.n  # never the private n when ñ exists
+    n = min(rows, MAX_SYNTHETIC) if n_samples is None else int(n_samples)
     return RunBundle(run, model, train, test, model.sample(n, seed=seed))
 
 

@@ -204,7 +204,11 @@ elif cal is not None:
     m[1].metric("σ_e  (DP-EM)", "—" if cal["em_sigma"] is None else f"{cal['em_sigma']:.1f}")
     m[2].metric("σ_s  (DP-SGD)", f"{cal['sgd_sigma']:.3f}")
     m[3].metric("ε by the accountant", ui.fmt_eps(cal["epsilon"], 3),
-                help="Computed from the planned ledger with RDP composition — never typed in.")
+                help="Computed from the planned ledger with RDP composition — never typed in. The "
+                     "ledger starts with the noisy row count ñ (σ_n = 50, bar \"dataset-size\") "
+                     "the run releases first; the run then uses ñ, not your exact row count, for "
+                     "its sampling rate and steps, so its σ's differ slightly from these and its ε "
+                     "is the same.")
     st.plotly_chart(budget_share_figure(PrivacyLedger.from_list(cal["ledger"]), cal["delta"]),
                     key="train.share")
     if cal.get("achieved_share") is not None:

@@ -3,6 +3,11 @@
 account   — ε of the ledger a run with the given noise multipliers produces (tight RDP, the paper's
             sequential baseline and PLD), plus the ledger itself.
 calibrate — noise multipliers for a total (ε, δ) (and, for P3GM, the encoder share of the budget).
+            The planned ledger starts with the noisy row count ("dataset-size", σ_n = 50) that every
+            private run releases first, so its ε is the run's; the run itself then uses that noisy
+            count ñ instead of --n for q and the steps (docs/neighbouring-relation.md).
+account   — `--with-count` prepends the same record (off by default: it reproduces the papers'
+            ledgers, which treat N as public).
 Defaults are the official P3GM MNIST configuration (papers.md §1) and the DP-VAE baseline (§2).
 """
 from __future__ import annotations
@@ -39,9 +44,16 @@ def register(sub) -> None:
     acc.add_argument("--mean-sigma", type=float,
                      help="noise multiplier of the PCA mean (default 2·σ_p; P3GM, --center noisy)")
     acc.add_argument("--em-sigma", type=float, help="DP-EM noise multiplier σ_e (P3GM)")
+    acc.add_argument("--with-count", action="store_true",
+                     help="start the ledger with the noisy row count a workbench run releases "
+                          "(σ_n = 50); off: the papers' ledgers, where N is public")
     acc.set_defaults(func=run_account)
 
-    cal = sub.add_parser("calibrate", help="noise multipliers for a total (ε, δ)")
+    cal = sub.add_parser("calibrate", help="noise multipliers for a total (ε, δ)",
+                         description="Noise multipliers for a total (ε, δ). The planned ledger "
+                         "includes the noisy row count every private run releases first; --n is "
+                         "your exact row count, while the run itself uses the noisy count for its "
+                         "sampling rate and steps (its σ's differ slightly, its ε is the same).")
     _common(cal)
     cal.add_argument("--epsilon", type=float, required=True, help="total ε budget")
     cal.add_argument("--encoder-share", type=float, default=0.3,
@@ -52,8 +64,11 @@ def register(sub) -> None:
 
 
 def _fill(args, defaults: dict) -> dict:
-    return {k: (getattr(args, k, None) if getattr(args, k, None) is not None else v)
-            for k, v in defaults.items()}
+    c = {k: (getattr(args, k, None) if getattr(args, k, None) is not None else v)
+         for k, v in defaults.items()}
+    if isinstance(c.get("batch"), int) and isinstance(c.get("n"), int) and c["batch"] > c["n"]:
+        raise InvalidParameter(f"batch must be <= n, got batch={c['batch']} > n={c['n']}")
+    return c
 
 
 def _reject_encoder_args(args) -> None:
@@ -67,13 +82,19 @@ def run_account(args) -> int:
 
     if args.model == "p3gm":
         c = _fill(args, P3GM_DEFAULTS)
-        led = A.p3gm_ledger(c["n"], c["batch"], c["epochs"], c["pca_sigma"], c["em_sigma"],
+        own = A.p3gm_ledger(c["n"], c["batch"], c["epochs"], c["pca_sigma"], c["em_sigma"],
                             c["em_iters"], c["components"], c["sgd_sigma"], args.mean_sigma,
                             center=args.center)
     else:
         _reject_encoder_args(args)
         c = _fill(args, DP_VAE_DEFAULTS)
-        led = A.dp_vae_ledger(c["n"], c["batch"], c["epochs"], c["sgd_sigma"])
+        own = A.dp_vae_ledger(c["n"], c["batch"], c["epochs"], c["sgd_sigma"])
+    led = own
+    if args.with_count:
+        from dpcore.privacy.dataset_size import with_count
+
+        led = with_count()
+        led.extend(own)
     eps, order = A.epsilon_and_order(led, args.delta)
     out = {"model": args.model, "epsilon": eps, "delta": args.delta, "order": order,
            "classic_epsilon": A.classic_epsilon(led, args.delta),
@@ -85,6 +106,9 @@ def run_account(args) -> int:
 
 def run_calibrate(args) -> int:
     from dpcore.privacy import accountant as A
+    from dpcore.privacy.dataset_size import with_count
+
+    spent = with_count()  # the run's noisy row count comes first, as in Model.fit
 
     if args.model == "p3gm":
         c = _fill(args, {k: P3GM_DEFAULTS[k] for k in ("n", "batch", "epochs", "components",
@@ -92,11 +116,12 @@ def run_calibrate(args) -> int:
         extra = {} if args.em_fraction is None else {"em_fraction": args.em_fraction}
         cal = A.calibrate_p3gm(args.epsilon, args.delta, args.encoder_share, c["n"], c["batch"],
                                c["epochs"], c["components"], c["em_iters"], center=args.center,
-                               **extra)
+                               spent=spent, **extra)
     else:
         _reject_encoder_args(args)
         c = _fill(args, {k: DP_VAE_DEFAULTS[k] for k in ("n", "batch", "epochs")})
-        cal = A.calibrate_dp_vae(args.epsilon, args.delta, c["n"], c["batch"], c["epochs"])
+        cal = A.calibrate_dp_vae(args.epsilon, args.delta, c["n"], c["batch"], c["epochs"],
+                                 spent=spent)
     out = {"model": args.model, "target_epsilon": args.epsilon, **cal.to_dict(), "config": c}
     out["epsilon_pld"] = A.pld_epsilon(cal.ledger, args.delta)
     _emit(out, args.json)

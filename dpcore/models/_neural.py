@@ -47,6 +47,7 @@ class NeuralSynthesizer:
         self.encoder: nn.Module | None = None
         self.decoder: nn.Module | None = None
         self.mog: dict[str, np.ndarray] = {}
+        self.released_rows: int | None = None  # ñ, the public noisy row count (private models)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.config!r})"
@@ -92,6 +93,25 @@ class NeuralSynthesizer:
                                    "(use its non-private twin for ε = ∞)")
         return b.epsilon, b.delta
 
+    def _release_count(self, n: int, rng) -> int:
+        """The row count the run may use in anything it publishes: for a private model the noisy
+        count ñ (dataset_size.noisy_count, recorded in self.ledger, so call it before the
+        calibration: the model's mechanisms get only the budget it leaves); n otherwise.
+
+        rng: the numpy Generator the model's other mechanisms use, or its torch.Generator (DP-VAE
+        has no numpy stream; one 62-bit draw from it seeds the count's noise).
+        """
+        if not self.private:
+            self.released_rows = None
+            return n
+        from dpcore.privacy.dataset_size import noisy_count
+
+        if isinstance(rng, torch.Generator):
+            rng = np.random.default_rng(int(torch.randint(2 ** 62, (1,), generator=rng,
+                                                          device=rng.device)))
+        self.released_rows = noisy_count(n, rng, ledger=self.ledger)
+        return self.released_rows
+
     def _rows(self, x) -> np.ndarray:
         X = C.model_matrix(x)[0] if isinstance(x, Dataset) else np.asarray(x, np.float32)
         if X.ndim != 2 or X.shape[1] != self.width:
@@ -128,7 +148,8 @@ class NeuralSynthesizer:
         return values
 
     def save(self, directory) -> None:
-        """weights.safetensors (networks, prior, projections) + model.json (config, schema, ledger)."""
+        """weights.safetensors (networks, prior, projections) + model.json (config, schema, ledger,
+        and `released_rows` = ñ: the only row count a private model publishes, never the true n)."""
         self._check_fitted()
         d = Path(directory)
         tensors: dict[str, torch.Tensor] = {}
@@ -143,7 +164,7 @@ class NeuralSynthesizer:
             "model": self.name, "config": C.config_to_dict(self.config),
             "n_features": self.n_features, "n_classes": self.n_classes, "width": self.width,
             "template": C.template_to_json(self.template), "ledger": self.ledger.to_list(),
-            "calibration": self.calibration,
+            "calibration": self.calibration, "released_rows": self.released_rows,
             "fit_result": None if self.fit_result is None else dataclasses.asdict(self.fit_result),
             **self._extra_json(),
         })
@@ -166,6 +187,7 @@ class NeuralSynthesizer:
                 net.load_state_dict({k[len(pre):]: v for k, v in t.items() if k.startswith(pre)})
         self.ledger = PrivacyLedger.from_list(meta["ledger"])
         self.calibration = meta.get("calibration", {})
+        self.released_rows = meta.get("released_rows")  # absent in models saved before ñ
         if meta.get("fit_result"):
             self.fit_result = FitResult(**{k: C.as_float(v) if k in ("epsilon", "delta") else v
                                            for k, v in meta["fit_result"].items()})

@@ -63,27 +63,35 @@ class Progress:
 
 
 def sgd_steps(n: int, batch_size: int, epochs: int) -> int:
-    """Steps the accountant assumes for DP-SGD: ⌈E·N/B⌉ (Poisson rate q = B/N)."""
-    return int(math.ceil(epochs * n / batch_size - 1e-9))  # as accountant.sgd_schedule
+    """Steps the accountant assumes for DP-SGD: ⌈E·N/B⌉ (accountant.sgd_schedule, the one formula).
+
+    Private models pass the released noisy count ñ as N (dpcore.privacy.dataset_size).
+    """
+    from dpcore.privacy.accountants.calibrate import sgd_schedule
+
+    return sgd_schedule(n, batch_size, epochs)[1]
 
 
 def train_sgd(module: nn.Module, loss_fn: LossFn, *, n: int, batch_size: int, steps: int, lr: float,
               private: bool, ledger: PrivacyLedger, noise_multiplier: float, max_grad_norm: float,
               generator: torch.Generator, device: torch.device, progress: Progress,
-              phase: str = "sgd", name: str = "dp-sgd") -> int:
+              phase: str = "sgd", name: str = "dp-sgd", released_n: int | None = None) -> int:
     """Run `steps` optimiser steps of Adam on Σ losses; returns the number of steps done.
 
-    Private: `DPSGD` draws Poisson batches (rate B/N), clips per-example gradients to
-    `max_grad_norm`, adds N(0, σ²C²) and records every step in `ledger`. Non-private: shuffled
-    mini-batches and the plain mean gradient (ε = ∞, nothing recorded).
+    Private: `DPSGD` draws Poisson batches over the n rows at rate q = min(1, B/ñ) (ñ =
+    `released_n`, the run's noisy count; None = n, only for non-private runs), clips per-example
+    gradients to `max_grad_norm`, adds N(0, σ²C²) and records every step in `ledger`.
+    Non-private: shuffled mini-batches and the plain mean gradient (ε = ∞, nothing recorded).
+    The events' epoch is (t+1)·B/ñ, so even the progress stream carries no exact n.
     """
+    shown_n = n if released_n is None else released_n
     opt = torch.optim.Adam(module.parameters(), lr=lr)
     if private:
         from dpcore.privacy.dpsgd import DPSGD
 
         engine = DPSGD(module, opt, noise_multiplier=noise_multiplier, max_grad_norm=max_grad_norm,
                        n=n, expected_batch_size=batch_size, ledger=ledger, name=name,
-                       generator=generator, private=True)
+                       generator=generator, private=True, released_n=released_n)
     perm, pos = None, n
     for t in range(steps):
         if private:
@@ -109,6 +117,6 @@ def train_sgd(module: nn.Module, loss_fn: LossFn, *, n: int, batch_size: int, st
                 opt.step()
         else:  # an empty Poisson batch still costs a step: noise only
             engine.step(None)
-        if not progress.event(phase, losses, epoch=(t + 1) * batch_size / n):
+        if not progress.event(phase, losses, epoch=(t + 1) * batch_size / shown_n):
             return t + 1
     return steps

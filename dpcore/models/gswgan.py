@@ -8,6 +8,8 @@ noise and never saved) each see one disjoint shard of the data. Each generated r
 its own uniformly drawn critic, which is what makes every row a 1/ndis-subsampled Gaussian query
 (accounting and proof: dpcore.privacy.gradient_sanitizer). σ is calibrated from ε by the
 accountant; the ε reported is the accountant's ε of the ledger.
+No noisy row count is needed (docs/neighbouring-relation.md): the accounted rate 1/ndis and the
+query count steps × batch are hyperparameters, and nothing published divides by the private n.
 
 The critics are one batched "ensemble" (weights stacked as (ndis, ...), gathered per step, each
 with its own Adam state), so tens to thousands of small MLP critics cost a few batched matmuls.

@@ -174,8 +174,9 @@ class P3GM(NeuralSynthesizer):
         self.ledger = C.data_ledger(train)
         rng = np.random.default_rng(cfg.seed)
         gen = C.torch_generator(cfg.seed)
-        steps = sgd_steps(n, cfg.batch_size, cfg.epochs)
-        sig = self._calibrate(eps, delta, n, steps)
+        n_pub = self._release_count(n, rng)  # ñ (ledgered) for P3GM/P3GM-AE, n for PGM
+        steps = sgd_steps(n_pub, cfg.batch_size, cfg.epochs)
+        sig = self._calibrate(eps, delta, n_pub, steps)
         meter = EpsilonMeter(self.ledger, delta, self.private)
         warmup = cfg.warmup_steps if (cfg.pca_codes == "raw" or train.is_image) else 0
         prog = Progress(2 + warmup + steps, callback, meter)
@@ -269,7 +270,8 @@ class P3GM(NeuralSynthesizer):
         pca = DPPCA(pca_dim=cfg.pca_dim, noise_multiplier=sig.get("pca_sigma"), center=cfg.pca_center,
                     public_center=0.5 if cfg.pca_center == "public" else None,
                     mean_noise_multiplier=sig.get("mean_sigma"), mean_clip_norm=self.mean_clip)
-        pca.fit(X if self.projection is None else X @ self.projection, self.ledger, rng)
+        pca.fit(X if self.projection is None else X @ self.projection, self.ledger, rng,
+                count=self.released_rows)  # mean and explained variance divide by ñ
         self.pca_ = pca
         self.code_radius = cfg.radius
         self.pca = {"components": np.asarray(pca.components_, np.float32),
@@ -291,8 +293,9 @@ class P3GM(NeuralSynthesizer):
             w, m, v = em.weights_, em.means_, em.variances_
             if sig.get("em_sigma") is not None:
                 # Post-processing: a variance below the noise std of its own release
-                # (σ_e·r²/ñ_k) is noise, and a near-zero prior variance blows the KL up.
-                floor = sig["em_sigma"] * self.code_radius ** 2 / np.maximum(w * Z.shape[0], 1.0)
+                # (σ_e·r²/ñ_k, ñ_k = w_k·ñ from released values) is noise, and a near-zero prior
+                # variance blows the KL up.
+                floor = sig["em_sigma"] * self.code_radius ** 2 / np.maximum(w * self.released_rows, 1.0)
                 v = np.maximum(v, floor[:, None])
         self.mog = {"weights": np.asarray(w, np.float32).reshape(-1),
                     "means": np.asarray(m, np.float32).reshape(-1, Z.shape[1]),
@@ -367,7 +370,8 @@ class P3GM(NeuralSynthesizer):
                          steps=self.calibration["sgd_steps"], lr=cfg.lr, private=self.private,
                          ledger=self.ledger, noise_multiplier=sig.get("sgd_sigma", 0.0),
                          max_grad_norm=getattr(cfg, "max_grad_norm", 1.0),
-                         generator=noise_gen, device=self.device, progress=prog)
+                         generator=noise_gen, device=self.device, progress=prog,
+                         released_n=self.released_rows)
 
     # ------------------------------------------------------------------ persistence
     def _extra_tensors(self) -> dict[str, np.ndarray]:

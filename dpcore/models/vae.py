@@ -2,8 +2,9 @@
 
 MLP 794 → h → (z mean, z log-variance) → h → 794 with a standard-normal prior (papers.md §2):
 ELBO = E_q[log p(x|z)] − KL(N(μ, σ²) ‖ N(0, I)), the KL in closed form. DP-VAE's noise multiplier
-is calibrated from the requested ε (Poisson rate B/N, ⌈E·N/B⌉ steps) and the accountant's ε of
-the resulting ledger is what the run reports.
+is calibrated from the requested ε (Poisson rate B/ñ, ⌈E·ñ/B⌉ steps, ñ the run's ledgered noisy row
+count: dpcore.privacy.dataset_size) and the accountant's ε of the resulting ledger is what the run
+reports.
 """
 from __future__ import annotations
 
@@ -86,12 +87,15 @@ class VAE(NeuralSynthesizer):
         self.mog = {"weights": np.ones(1, np.float32), "means": np.zeros((1, d), np.float32),
                     "variances": np.ones((1, d), np.float32)}
         gen = C.torch_generator(cfg.seed)
-        steps = sgd_steps(n, cfg.batch_size, cfg.epochs)
+        n_pub = self._release_count(n, gen)  # ñ (ledgered) for DP-VAE, n for the VAE
+        steps = sgd_steps(n_pub, cfg.batch_size, cfg.epochs)
         sigma = 0.0
         if self.private:
             from dpcore.privacy.accountant import calibrate_sgd
+            from dpcore.privacy.dataset_size import sampling_rate
 
-            sigma = float(calibrate_sgd(eps, delta, cfg.batch_size / n, steps, spent=self.ledger))
+            sigma = float(calibrate_sgd(eps, delta, sampling_rate(cfg.batch_size, n_pub), steps,
+                                        spent=self.ledger))  # the ledger holds the count already
         self.calibration = {"sgd_sigma": sigma, "sgd_steps": steps} if self.private else {"sgd_steps": steps}
         meter = EpsilonMeter(self.ledger, delta, self.private)
         prog = Progress(steps, callback, meter)
@@ -110,7 +114,8 @@ class VAE(NeuralSynthesizer):
         done = train_sgd(module, loss_fn, n=n, batch_size=cfg.batch_size, steps=steps, lr=cfg.lr,
                          private=self.private, ledger=self.ledger, noise_multiplier=sigma,
                          max_grad_norm=getattr(cfg, "max_grad_norm", 1.0), generator=noise_gen,
-                         device=self.device, progress=prog, name="dp-sgd (vae)")
+                         device=self.device, progress=prog, name="dp-sgd (vae)",
+                         released_n=self.released_rows)
         self.calibration["sgd_steps_done"] = done
         self.fit_result = FitResult(epsilon=meter(), delta=delta, steps=prog.step,
                                     stopped=prog.stopped, seconds=time.perf_counter() - t0)

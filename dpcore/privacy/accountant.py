@@ -7,7 +7,10 @@ Public facade over `dpcore.privacy.accountants`:
 - `pld_epsilon`, `pld_delta`: dp-accounting's PLD accountant (δ(ε) curve for the f-DP envelope);
 - `p3gm_ledger`, `dp_vae_ledger`, `calibrate_p3gm`, `calibrate_dp_vae`, `calibrate_sgd`,
   `Calibration`: from a budget to noise multipliers and the ledger they produce.
-All analyses use add/remove-one adjacency, like the Poisson-subsampled DP-SGD analysis.
+All analyses use add/remove-one adjacency, like the Poisson-subsampled DP-SGD analysis. Under it
+the row count n is private too: runs release it once as a ledgered noisy count ñ
+(`dpcore.privacy.dataset_size`, record "dataset-size") and use ñ wherever n would be published
+(docs/neighbouring-relation.md).
 """
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 Pipeline (papers.md §1, with defects 1 and 2 of the official code fixed):
 1. Centre. "noisy": rows are clipped to L2 norm R (`mean_clip_norm`, default c), their sum released
-   with the Gaussian mechanism and divided by N → `mean_` (record "dp-pca-mean"); "public": a user-declared
+   with the Gaussian mechanism and divided by ñ → `mean_` (record "dp-pca-mean"); "public": a user-declared
    centre (e.g. 0.5 for pixels), no privacy cost; "none": no centring (uncentred second moment).
 2. Rows u_i = clip(x_i − centre, c) ("noisy" centres the already clipped rows: clip(clip(x_i, R) −
    mean_, c)). The second clip keeps the sensitivity at c² whatever the centre is.
@@ -20,10 +20,13 @@ Sensitivity (add/remove-one adjacency, the one the whole accountant uses):
   (the lower one is a mirror, i.e. post-processing) and Σ_{j≤l} (u_j u_l)² ≤ ‖u_i u_iᵀ‖_F² = ‖u_i‖⁴,
   so Δ₂ ≤ c² (= 1 for unit-norm rows, the paper's "sensitivity 1"). Under replace-one adjacency
   it would be ‖uuᵀ − vvᵀ‖_F ≤ √2·c² instead.
-- Mean: the sum of rows clipped to R has Δ₂ = R; released sum / N.
-- The released S̃ is the unnormalised sum: eigenvectors do not depend on N. N is treated as public
-  (as the DP-SGD accountant does with q = B/N); it only scales `explained_variance_` = eigenvalue/N
-  and turns the noisy sum into `mean_`.
+- Mean: the sum of rows clipped to R has Δ₂ = R; released sum / ñ.
+- The released S̃ is the unnormalised sum: eigenvectors do not depend on N. N itself is private
+  under add/remove-one adjacency (a neighbour has N ± 1 rows), so the two statistics that need it,
+  `mean_` = noisy sum / ñ and `explained_variance_` = eigenvalue / ñ, divide by the run's released
+  noisy count ñ (`fit(..., count=ñ)`, dpcore.privacy.dataset_size; its own ledger record) and are
+  post-processing of released values. count=None divides by the true N: only for a non-private fit
+  or a caller that has decided N is public (docs/neighbouring-relation.md).
 - Centring with the released `mean_` is adaptive composition: given the released mean, step 2 still
   has Δ₂ = c², so the two records simply add up in RDP.
 Default split: mean_noise_multiplier = MEAN_NOISE_RATIO·σ_p (= 2σ_p), i.e. the mean costs 1/4 of the
@@ -106,7 +109,9 @@ class DPPCA:
             return self.mean_noise_multiplier
         return MEAN_NOISE_RATIO * self.noise_multiplier
 
-    def fit(self, X, ledger: PrivacyLedger | None, rng) -> "DPPCA":
+    def fit(self, X, ledger: PrivacyLedger | None, rng, *, count: int | None = None) -> "DPPCA":
+        """Fit on the rows X. count: the released row count ñ that `mean_` and
+        `explained_variance_` divide by (None: the true N, which is then treated as public)."""
         X = _check_matrix(X)
         n, d = X.shape
         if self.pca_dim > d:
@@ -117,7 +122,8 @@ class DPPCA:
         rng = as_rng(rng)
         c = self.clip_norm
         self.n_features_in_ = d
-        self.n_samples_ = n
+        denom = n if count is None else check_int("count", count)
+        self.n_samples_ = denom  # the count the statistics were divided by (ñ in a private run)
         if self.center == "noisy":
             R = self.mean_clip_norm
             total = np.zeros(d)
@@ -126,7 +132,7 @@ class DPPCA:
             if private:
                 total = gaussian_mechanism(total, R, self.mean_sigma, rng, ledger=ledger,
                                            name=MEAN_RECORD)
-            self.mean_ = total / n
+            self.mean_ = total / denom
         elif self.center == "public":
             pc = np.asarray(self.public_center, dtype=np.float64)
             if pc.ndim > 1 or (pc.ndim == 1 and pc.shape[0] != d) or not np.isfinite(pc).all():
@@ -149,7 +155,7 @@ class DPPCA:
         signs = np.sign(vecs[np.abs(vecs).argmax(axis=0), np.arange(vecs.shape[1])])
         self.components_ = vecs * np.where(signs == 0, 1.0, signs)
         self.noisy_eigenvalues_ = vals[order]
-        self.explained_variance_ = np.maximum(vals[order], 0.0) / n
+        self.explained_variance_ = np.maximum(vals[order], 0.0) / denom
         self.is_private_ = private
         return self
 

@@ -12,6 +12,8 @@ realised size |batch| is itself data dependent (it tells whether a given example
 the subsampled-Gaussian analysis covers only the noisy sum, whose add/remove sensitivity is C —
 dividing by |batch| would release an unaccounted function of it and change the sensitivity;
 (2) dividing a sum over a Poisson sample by q·n is an unbiased estimate of the mean gradient.
+(With q = B/ñ from the released count, q·n = B·n/ñ: dividing by the public B is off by the factor
+n/ñ, a few per cent at most, and keeps the divisor public.)
 This is the estimator Opacus uses with Poisson sampling (its `expected_batch_size`).
 
 Per-example norms come from `per_sample_norms` (the book-keeping trick: one forward, one
@@ -20,14 +22,14 @@ layers' affine parameters, a bare nn.Parameter such as a learned log-variance, t
 weights outside Linear) fall back to a correct but slower batched autograd path, with a warning
 once; BatchNorm is rejected because it makes examples depend on each other.
 
-The privacy claim is the ledger record: one `subsampled_gaussian` step per call with q = B/n,
+The privacy claim is the ledger record: one `subsampled_gaussian` step per call with q = B/ñ
+(ñ the run's released noisy count, `released_n`; the rows are still drawn from all n at that rate),
 noise multiplier σ and sensitivity C. The diagnostics `step` returns (clip fraction, norms,
 batch size, loss) are computed from private data WITHOUT noise: fine for a developer, not for
 release; show them to users only as "not private".
 """
 from __future__ import annotations
 
-import math
 import warnings
 
 import torch
@@ -53,7 +55,10 @@ class DPSGD:
     module: the network the per-example losses come from (its nn.Linear layers are hooked).
     optimizer: any torch.optim.Optimizer; its parameters (requires_grad) are the ones privatised.
     noise_multiplier: σ, noise std over the clipping norm C. max_grad_norm: C.
-    n: number of private examples; expected_batch_size: B, so the sampling rate is q = B / n.
+    n: number of private examples (the Poisson draw runs over range(n)); expected_batch_size: B.
+    released_n: the public row count ñ the sampling rate is computed from, q = min(1, B/ñ)
+        (dataset_size.noisy_count; under add/remove-one adjacency n itself is private). None
+        uses n, i.e. treats n as public: tests and non-private use only.
     ledger: where each step is recorded (None: not recorded, e.g. in a test).
     generator: source of both the Poisson sampling and the noise (seeded runs repeat exactly);
         None uses torch's global RNG.
@@ -65,7 +70,7 @@ class DPSGD:
                  noise_multiplier: float, max_grad_norm: float, n: int,
                  expected_batch_size: int, ledger: PrivacyLedger | None,
                  name: str = "dp-sgd", generator: torch.Generator | None = None,
-                 private: bool = True):
+                 private: bool = True, released_n: int | None = None):
         if not isinstance(module, nn.Module):
             raise InvalidParameter(f"module must be a torch.nn.Module, got {type(module).__name__}")
         if not isinstance(optimizer, torch.optim.Optimizer):
@@ -75,10 +80,15 @@ class DPSGD:
             raise InvalidParameter(f"n must be a positive integer, got {n!r}")
         self.n = check_int("n", n)
         self.expected_batch_size = check_positive("expected_batch_size", expected_batch_size)
-        if self.expected_batch_size > self.n:
-            raise InvalidParameter(
-                f"expected_batch_size must be <= n = {self.n}, got {expected_batch_size!r}")
-        self.sample_rate = self.expected_batch_size / self.n
+        if released_n is None:
+            if self.expected_batch_size > self.n:
+                raise InvalidParameter(
+                    f"expected_batch_size must be <= n = {self.n}, got {expected_batch_size!r}")
+            self.sample_rate = self.expected_batch_size / self.n
+        else:
+            from dpcore.privacy.dataset_size import sampling_rate
+
+            self.sample_rate = sampling_rate(self.expected_batch_size, released_n)
         self.private = bool(private)
         self.noise_multiplier = (check_positive("noise_multiplier", noise_multiplier)
                                  if self.private else float(noise_multiplier))
@@ -249,5 +259,8 @@ class DPSGD:
 
 
 def expected_steps(n: int, expected_batch_size: float, epochs: float) -> int:
-    """Steps for `epochs` passes under Poisson sampling: ⌈E·n/B⌉ (the P3GM accounting, §1)."""
-    return int(math.ceil(epochs * n / expected_batch_size))
+    """Steps for `epochs` passes under Poisson sampling: ⌈E·n/B⌉ (the P3GM accounting, §1), from
+    accountant.sgd_schedule, the one formula; pass the released count ñ as n in a private run."""
+    from dpcore.privacy.accountants.calibrate import sgd_schedule
+
+    return sgd_schedule(n, expected_batch_size, epochs)[1]

@@ -120,7 +120,9 @@ def default_delta(n: int) -> float:
 def calibration_preview(model: str, params_json: str, n: int, spent_json: str = "[]") -> dict | None:
     """The noise a run with these settings will use, before training (the model's own calibration
     call, made here with the same arguments, including the dataset's DP preprocessing records in
-    `spent_json`). None for non-private models or unknown families."""
+    `spent_json`, and the run's noisy-count record "dataset-size"). The run itself calibrates with
+    the noisy count ñ instead of n, so its σ's differ from the preview's by the count's few-per-cent
+    error; the ε is the same. None for non-private models or unknown families."""
     from dpcore.models import get_model
     from dpcore.privacy import accountant as acc
     from dpcore.privacy.ledger import PrivacyLedger
@@ -128,8 +130,12 @@ def calibration_preview(model: str, params_json: str, n: int, spent_json: str = 
     cls = get_model(model)
     if not getattr(cls, "private", True):
         return None
+    from dpcore.privacy.dataset_size import with_count
+
     p = json.loads(params_json)
-    spent = PrivacyLedger.from_list(json.loads(spent_json))
+    # The run spends its noisy row count ñ first (after any DP preprocessing), then calibrates
+    # with ñ; the preview uses the owner's exact n with the same ledger, so its ε is the run's.
+    spent = with_count(PrivacyLedger.from_list(json.loads(spent_json)))
     if "encoder_share" in p and "pca_dim" in p:
         cal = acc.calibrate_p3gm(p["epsilon"], p["delta"], p["encoder_share"], n, p["batch_size"],
                                  p["epochs"], components=p.get("components", 1),

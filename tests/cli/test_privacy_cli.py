@@ -8,6 +8,7 @@ import pytest
 
 from dpcore.cli import main
 from dpcore.privacy import accountant as A
+from dpcore.privacy.dataset_size import with_count
 
 ROOT = Path(__file__).resolve().parents[2]
 MNIST = ["--n", "63000", "--batch", "300", "--epochs", "4"]
@@ -54,8 +55,9 @@ def test_calibrate_p3gm_json_contract(capsys):
     for key in ("pca_sigma", "em_sigma", "sgd_sigma", "mean_sigma"):
         assert out[key] > 0
     assert 0.98 <= out["epsilon"] <= 1.0 + 1e-9
-    led = A.p3gm_ledger(63000, 300, 4, out["pca_sigma"], out["em_sigma"], 20, 1,
-                        out["sgd_sigma"], out["mean_sigma"])
+    led = with_count()  # the run's noisy row count comes first, then the model's records
+    led.extend(A.p3gm_ledger(63000, 300, 4, out["pca_sigma"], out["em_sigma"], 20, 1,
+                             out["sgd_sigma"], out["mean_sigma"]))
     assert out["ledger"] == led.to_list()
     assert out["epsilon"] == pytest.approx(A.epsilon(led, 1e-5))
 
@@ -64,6 +66,14 @@ def test_calibrate_dp_vae(capsys):
     out = run_json(capsys, ["calibrate", "--model", "dp-vae", "--epsilon", "2", *MNIST])
     assert out["pca_sigma"] is None and out["sgd_sigma"] > 0
     assert 1.96 <= out["epsilon"] <= 2.0 + 1e-9
+    assert [r["name"] for r in out["ledger"]] == ["dataset-size", "dp-sgd"]
+
+
+def test_account_with_count_prepends_the_runs_count_record(capsys):
+    plain = run_json(capsys, ["account"])
+    out = run_json(capsys, ["account", "--with-count"])
+    assert out["ledger"] == with_count().to_list() + plain["ledger"]
+    assert out["epsilon"] > plain["epsilon"]
 
 
 def test_human_table(capsys):

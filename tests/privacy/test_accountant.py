@@ -189,7 +189,7 @@ def test_calibrate_dp_vae_matches_paper_config():
 @pytest.mark.parametrize("kw, match", [
     (dict(epsilon=0), "epsilon"), (dict(epsilon=-1), "epsilon"), (dict(delta=1.0), "delta"),
     (dict(delta=0), "delta"), (dict(encoder_share=0), "encoder_share"),
-    (dict(encoder_share=1.0), "encoder_share"), (dict(batch=70000), "batch"),
+    (dict(encoder_share=1.0), "encoder_share"), (dict(batch=0), "batch"),
     (dict(epsilon=1e-4), "epsilon"), (dict(epsilon=1e4), "epsilon"), (dict(epochs=0), "epochs"),
     (dict(components=0), "components")])
 def test_calibrate_p3gm_rejects_bad_arguments(kw, match):

@@ -23,6 +23,9 @@ bounds from `read_csv(..., undeclared="dp")`) compose with the model's, so per o
 gets R_avail(α) = ε − offset(α) − R_spent(α) and the returned ledger is spent + model, whose ε is
 the run's total (= the target). For P3GM, `encoder_share` is then the share of the REMAINING RDP
 at α*: R_enc(α*) = s·(R(α*) − R_spent(α*)) (`achieved_share` is measured the same way).
+A workbench run always has spent something: its noisy row count ñ (dataset_size.noisy_count, the
+"dataset-size" record), drawn before the calibration; `n` here is then ñ, so the schedule and
+every σ are functions of released values only (docs/neighbouring-relation.md).
 """
 from __future__ import annotations
 
@@ -65,13 +68,16 @@ class Calibration:
 
 
 def sgd_schedule(n: int, batch: int, epochs: float) -> tuple[float, int]:
-    """(q, steps) of Poisson-sampled DP-SGD: q = B/N, steps = ⌈E·N/B⌉ (papers.md §1)."""
+    """(q, steps) of Poisson-sampled DP-SGD: q = min(1, B/N), steps = ⌈E·N/B⌉ (papers.md §1).
+
+    The one place this schedule is computed (models/_training.sgd_steps and dpsgd.expected_steps
+    call it). In a run N is the released noisy count ñ (dpcore.privacy.dataset_size), never the
+    true row count, so q and the steps are public; ñ may fall below B, hence the clamp q ≤ 1.
+    """
     n = check_int("n", n)
     batch = check_int("batch", batch)
     epochs = check_positive("epochs", epochs)
-    if batch > n:
-        raise InvalidParameter(f"batch must be <= n, got batch={batch} > n={n}")
-    return batch / n, int(math.ceil(epochs * n / batch - 1e-9))
+    return min(1.0, batch / n), int(math.ceil(epochs * n / batch - 1e-9))
 
 
 def em_mechanism_count(em_iters: int, components: int) -> int:
@@ -116,6 +122,8 @@ def p3gm_ledger(n: int, batch: int, epochs: float, pca_sigma: float, em_sigma: f
 
     mean_sigma=None means dp_pca's default MEAN_NOISE_RATIO·pca_sigma; center "public"/"none"
     releases no mean. DP-SGD: "dp-sgd", Poisson rate q = batch/n, steps = ⌈epochs·n/batch⌉.
+    n is the row count the run publishes: in a workbench run the noisy count ñ, whose own record
+    (dataset_size.count_record) the caller puts in front (e.g. calibrate_p3gm(spent=...)).
     """
     q, steps = sgd_schedule(n, batch, epochs)
     sgd_sigma = check_positive("sgd_sigma", sgd_sigma)
