@@ -88,7 +88,8 @@ class LVAEConfig:
                                   "or 'penalty' (gradient penalty on the decoder Jacobian: not certified)")
     lipschitz: float = _f(2.0, "Lipschitz constant L of the decoder (ignored when a finite epsilon is "
                                "given: then L is set so the certificate equals ε)")
-    epsilon: float = _f(math.inf, "target certified ε of posterior re-sampling (variant 'spectral'): sets L "
+    epsilon: float = _f(math.inf, "target certificate ε of EXACT posterior re-sampling (not offered by the "
+                                  "workbench; its releases have ε = ∞; variant 'spectral'): sets L "
                                   "so the certificate equals it; inf = use `lipschitz`")
     latent_dim: int = _f(8, "latent dimension d")
     hidden: int = _f(256, "hidden units of the encoder and decoder MLPs")
