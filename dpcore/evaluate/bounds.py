@@ -139,7 +139,8 @@ def bound_curves(ledger, delta: float, alpha: Sequence[float] | None = None,
     """Curves (label, α, β) for a ledger: the (ε, δ) line and the PLD envelope (bounds), and the GDP
     CLT curve, an approximation whose label says so (it can sit above the PLD envelope).
 
-    The PLD envelope takes `PLD_GRID` ε points on [0, 4ε] from one vectorised δ(ε) call. Uses `dpcore.privacy.accountant` when it is importable (imported lazily so this module works
+    The PLD envelope takes `PLD_GRID` ε points on [0, 4ε] from one vectorised δ(ε) call.
+    Uses `dpcore.privacy.accountant` when it is importable (imported lazily so this module works
     without it); the GDP curve needs only the ledger. Curves a missing accountant cannot give are
     left out rather than guessed.
     """
