@@ -4,11 +4,10 @@ Why: the Compare, Privacy and Runs pages, notebooks and the CLI all want the sam
 the same scores and the same figures for a run; this module loads a run once (`RunBundle`), calls
 `dpcore.evaluate` / `dpcore.plots` for every number and figure, keeps a small `evaluation.json`
 summary in the run folder (so the runs table shows utility and attack AUC without re-evaluating),
-and writes a self-contained HTML report (plotly.js embedded once).
+and builds the run's two HTML exports through `dpcore.release` (shareable and private).
 """
 from __future__ import annotations
 
-import html
 import json
 import math
 from dataclasses import dataclass
@@ -180,45 +179,7 @@ def evaluate_run(bundle: RunBundle, *, n_targets: int = 1000, seed: int = 0) -> 
     return {"summary": summary, "utility_figure": util_fig, "heatmap": marg["heatmap"], "mia": attack}
 
 
-# ----------------------------------------------------------------------------- the HTML report
-def _fmt(v) -> str:
-    if isinstance(v, float):
-        if math.isinf(v):
-            return "∞"
-        if math.isnan(v):
-            return "—"
-        return f"{v:.4g}"
-    return html.escape(str(v))
-
-
-def report_html(title: str, numbers: dict[str, Any], figures: Sequence[tuple[str, Any]],
-                notes: Sequence[str] = ()) -> str:
-    """One self-contained HTML page: a table of numbers, then each (caption, plotly figure).
-
-    plotly.js is embedded with the first figure only (`include_plotlyjs=True`), so the file works
-    offline and stays as small as one copy of the library allows.
-    """
-    rows = "".join(f"<tr><th>{html.escape(str(k))}</th><td>{_fmt(v)}</td></tr>" for k, v in numbers.items())
-    parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>",
-             "<style>body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;color:#222}"
-             "table{border-collapse:collapse}th,td{padding:4px 12px;border-bottom:1px solid #ddd;"
-             "text-align:left}th{font-weight:600}h2{margin-top:2em}.note{color:#555}</style></head><body>",
-             f"<h1>{html.escape(title)}</h1>",
-             f"<p class='note'>Generated {datetime.now().isoformat(timespec='seconds')} by the DP Generative "
-             "Workbench. ε is the accountant's number for the run's privacy ledger.</p>",
-             f"<table>{rows}</table>"]
-    parts += [f"<p class='note'>{html.escape(n)}</p>" for n in notes]
-    first = True
-    for caption, fig in figures:
-        if fig is None:
-            continue
-        parts.append(f"<h2>{html.escape(caption)}</h2>")
-        parts.append(fig.to_html(full_html=False, include_plotlyjs=first))
-        first = False
-    parts.append("</body></html>")
-    return "\n".join(parts)
-
-
+# ----------------------------------------------------------------------------- the HTML reports
 def run_numbers(bundle: RunBundle, evaluation: dict | None = None) -> dict[str, Any]:
     """The report's table: what was trained, on what, with which ε, and the scores."""
     run = bundle.run
@@ -243,14 +204,22 @@ def run_numbers(bundle: RunBundle, evaluation: dict | None = None) -> dict[str, 
     return nums
 
 
-def run_report(run_dir, *, n_targets: int = 1000, seed: int = 0, bundle: RunBundle | None = None) -> str:
-    """Evaluate a run (utility, marginals, attack) and return its report as one HTML string."""
-    from dpcore import plots
+def run_report(run_dir, *, kind: str = "shareable", n_targets: int = 1000, seed: int = 0,
+               bundle: RunBundle | None = None) -> str:
+    """A run's HTML export (`dpcore.release`): "shareable" holds only what ε covers and evaluates
+    nothing; "private" evaluates the run (utility, marginals, attack) and holds everything."""
+    from dpcore import plots, release
+    from dpcore.errors import InvalidParameter
 
+    if kind not in release.KINDS:
+        raise InvalidParameter(f"report kind must be one of {', '.join(release.KINDS)}, got {kind!r}")
     b = bundle or load_bundle(run_dir)
+    if kind == "shareable":
+        return release.shareable_report(b, seed=seed)
     ev = evaluate_run(b, n_targets=n_targets, seed=seed)
     ledger = b.run.ledger()
-    figs: list[tuple[str, Any]] = [("Training losses", plots.loss_curves_figure(b.run.metrics()))]
+    figs: list[tuple[str, Any]] = [("Training losses (raw, not covered by ε)",
+                                    plots.loss_curves_figure(b.run.metrics()))]
     figs += [(f.layout.title.text, f) for f in samples_figures(b).values()]
     figs += [("Utility: train on synthetic, test on real", ev["utility_figure"]),
              ("2-way marginals", ev["heatmap"])]
@@ -263,4 +232,4 @@ def run_report(run_dir, *, n_targets: int = 1000, seed: int = 0, bundle: RunBund
         "Preprocessing not covered by ε: some bounds/categories were read from the private data."]
     if not b.private:
         notes.append("This model is not differentially private (ε = ∞).")
-    return report_html(f"Run report: {b.run.name}", run_numbers(b, ev["summary"]), figs, notes)
+    return release.private_report(b, run_numbers(b, ev["summary"]), figs, notes)

@@ -25,19 +25,7 @@ st.subheader("The guarantee", divider="gray")
 claim = model.privacy_claim() if hasattr(model, "privacy_claim") else None
 ledger = b.run.ledger()
 if claim is not None:
-    if isinstance(claim, dict):
-        certified = bool(claim.get("certified"))
-        m = st.columns(3)
-        m[0].metric("Privacy claim", "certified" if certified else "not certified")
-        m[1].metric("Certified ε", ui.fmt_eps(claim["epsilon"], 3) if claim.get("epsilon") is not None else "—")
-        m[2].metric("δ", "—" if claim.get("delta") is None else f"{claim['delta']:g}")
-        (st.info if certified else st.warning)(claim.get("summary", ""), icon=":material/verified_user:")
-        with st.expander("Certificate details"):
-            st.json(claim, expanded=True)
-    else:
-        st.metric("Privacy claim", str(claim))
-    st.caption("This model's privacy is a certificate about how it samples, not a ledger ε; the "
-               "accountant's ε of its (empty) ledger is ∞.")
+    ui.lvae_guarantee(claim)
 elif not b.private:
     st.metric("ε", "∞", help="Not differentially private")
     st.warning("**ε = ∞** — this model was trained without differential privacy. Nothing bounds what "
@@ -75,6 +63,7 @@ else:
                    "step's ε sequentially, the P3GM paper's baseline.")
     with st.expander("Privacy profile δ(ε) from the PLD accountant"):
         st.plotly_chart(plots.pld_figure(ledger, delta), key="privacy.pld")
+ui.what_eps_covers(b.private and claim is None, b.train.preprocessing_private)
 if not b.train.preprocessing_private:
     st.warning("Preprocessing not covered by ε: some scaling bounds or category lists were read from "
                "the private data.", icon=":material/warning:")
@@ -87,7 +76,7 @@ extra = st.multiselect("Add runs to the attack plot", others, key="privacy.more"
 st.caption("Each curve is the attacker's trade-off: type-I error α (calling a non-member a member) "
            "against type-II error β (missing a member). Random guessing is the diagonal. The dashed "
            "curves are what the run's guarantee allows: **no attack can go below them** (up to sampling "
-           "error).")
+           "error). The dotted GDP (CLT) curve is an approximation, not a bound.")
 results = []
 for n in [name] + list(extra):
     with ui.guard():

@@ -74,15 +74,22 @@ else:
         b.download_button("Synthetic data (CSV)", lambda: ui.synthetic_csv(*ui.key(name)),
                           file_name=f"{name}-synthetic.csv", mime="text/csv", icon=":material/download:",
                           key="runs.dl_synth", on_click="ignore")
-        if c.button("Export report", icon=":material/description:", key="runs.export",
-                    help="One self-contained HTML file with the run's figures and numbers"):
-            with ui.guard():
-                st.session_state["runs.report"] = (name, ui.report_html(*ui.key(name)))
+        exports = {"shareable": ("Shareable release", "Only outputs covered by ε: settings, ε/δ and the "
+                                 "ledger, synthetic samples (no real rows, no scores against real data)"),
+                   "private": ("Private report", "Everything, including real rows, raw losses and the attack: "
+                               "not covered by ε, for the data owner only")}
+        for kind, (label, tip) in exports.items():
+            if c.button(label, icon=":material/description:", key=f"runs.export.{kind}", help=tip):
+                with ui.guard():
+                    st.session_state["runs.report"] = (name, kind, ui.report_html(*ui.key(name), kind))
         rep = st.session_state.get("runs.report")
         if rep and rep[0] == name:
-            d.download_button("Download report (HTML)", rep[1].encode(), file_name=f"{name}-report.html",
-                              mime="text/html", icon=":material/download:", key="runs.dl_report",
-                              type="primary", on_click="ignore")
+            d.download_button(f"Download {exports[rep[1]][0].lower()} (HTML)", rep[2].encode(),
+                              file_name=f"{name}-{rep[1]}.html", mime="text/html", icon=":material/download:",
+                              key="runs.dl_report", type="primary" if rep[1] == "shareable" else "secondary",
+                              on_click="ignore")
+            if rep[1] == "private":
+                d.caption("Private: contains data not covered by ε. Do not share.")
     def _rename(path: Path, new: str) -> None:
         from dpcore.runs import rename_run
 

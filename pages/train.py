@@ -71,6 +71,7 @@ def live_panel() -> None:
         else:
             c2.metric("ε", "∞")
         st.plotly_chart(loss_curves_figure(events), key="train.losses")
+        st.caption("raw losses — not covered by ε (data owner only): computed on the private rows without noise.")
     elif live.running:
         st.progress(0.0, text="loading data and calibrating…")
     if status == "failed":
@@ -128,12 +129,12 @@ with left:
             params["encoder_share"] = st.slider(
                 "Encoder share of ε", 0.05, 0.95, float(fields["encoder_share"][1]), 0.05,
                 key=k + "encoder_share", help=fields["encoder_share"][2] + ". The rest goes to DP-SGD.")
-    elif info["certified"]:
-        st.info("This model does not spend a ledger budget; the Privacy page shows its certificate.")
     else:
         st.metric("ε", "∞", help="Not differentially private")
         st.info("**ε = ∞** — this model is trained without differential privacy. Use it as the "
-                "utility ceiling a private model is compared with.", icon=":material/lock_open:")
+                "utility ceiling a private model is compared with."
+                + (" Its certificate covers only exact posterior re-sampling, which the workbench does not offer."
+                   if info["certified"] else ""), icon=":material/lock_open:")
     with st.expander("What do ε and δ mean?"):
         st.markdown(ui.EPSILON_EXPLAINER)
 with right:

@@ -1,8 +1,10 @@
-"""`python -m dpcore evaluate runs/NAME [--json] [--report FILE.html]`.
+"""`python -m dpcore evaluate runs/NAME [--json] [--report FILE.html [--report-kind shareable|private]]`.
 
 Scores a saved run (utility on the real test split, 1-/2-way marginals, the Monte Carlo membership
-attack), writes the summary into the run's evaluation.json and prints it; `--report` also writes
-the one-file HTML report a stakeholder can open offline.
+attack), writes the summary into the run's evaluation.json and prints it — these scores are not
+covered by ε, and the JSON says which outputs are. `--report` also writes a one-file HTML export:
+by default the shareable release (only what ε covers); `--report-kind private` the data owner's
+full report.
 """
 from __future__ import annotations
 
@@ -19,6 +21,9 @@ def register(sub) -> None:
                    help="synthetic rows to draw (default: as many as training rows, capped)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--report", default=None, help="also write a self-contained HTML report here")
+    p.add_argument("--report-kind", choices=("shareable", "private"), default="shareable",
+                   help="shareable (default): only outputs covered by ε; private: everything, incl. real "
+                        "rows and attack statistics, for the data owner only")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run)
 
@@ -40,6 +45,7 @@ def _summary(evaluation: dict) -> dict:
 def run(args) -> int:
     from dpcore.cli import print_json
     from dpcore.errors import InvalidParameter, RunError
+    from dpcore.privacy.coverage import run_coverage
     from dpcore.report import evaluate_run, load_bundle, run_report
 
     if args.n_targets < 10:
@@ -48,17 +54,21 @@ def run(args) -> int:
         raise RunError(f"no run folder at {args.run}")
     start = time.perf_counter()
     bundle = load_bundle(args.run, n_samples=args.n_samples, seed=args.seed)
-    if args.report:
-        html = run_report(args.run, n_targets=args.n_targets, seed=args.seed, bundle=bundle)
-        Path(args.report).write_text(html, encoding="utf-8")
+    if args.report and args.report_kind == "private":
+        html = run_report(args.run, kind="private", n_targets=args.n_targets, seed=args.seed, bundle=bundle)
         from dpcore.report import load_evaluation
         evaluation = load_evaluation(args.run)
     else:
         evaluation = evaluate_run(bundle, n_targets=args.n_targets, seed=args.seed)["summary"]
+        html = run_report(args.run, kind="shareable", seed=args.seed, bundle=bundle) if args.report else None
+    if html is not None:
+        Path(args.report).write_text(html, encoding="utf-8")
     out = {"run": str(args.run), "epsilon": bundle.run.epsilon, **_summary(evaluation),
+           **run_coverage(bundle.private, bundle.train.preprocessing_private),
            "seconds": round(time.perf_counter() - start, 2)}
     if args.report:
         out["report"] = str(args.report)
+        out["report_kind"] = args.report_kind
     if args.json:
         print_json(out)
     else:

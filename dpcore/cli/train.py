@@ -16,6 +16,8 @@ import typing
 from pathlib import Path
 
 PARAM_PREFIX = "param_"
+CERTIFICATE_SCOPE = ("exact posterior re-sampling given the fixed decoder, which the workbench does not "
+                     "offer (its Metropolis–Hastings re-sampling is an approximation the certificate does not cover)")
 
 
 # ----------------------------------------------------------------------------- flag generation
@@ -203,9 +205,15 @@ def cmd_train(args) -> int:
     metrics = run.metrics()
     if metrics:
         out["final_losses"] = metrics[-1].get("losses", {})
-    claim = _privacy_claim(run.path)
+    saved = _model_json(run.path)
+    claim = _privacy_claim(saved)
     if claim:
         out["privacy_claim"] = claim
+    from dpcore.models import get_model
+    from dpcore.privacy.coverage import run_coverage
+
+    out.update(run_coverage(bool(get_model(cfg.model).private),
+                            bool(saved.get("template", {}).get("preprocessing_private", True))))
     if args.json:
         print_json(out)
     else:
@@ -237,18 +245,27 @@ def _declared(path, csv) -> dict:
     return {k: doc[k] for k in keys if doc.get(k)}
 
 
-def _privacy_claim(run_path) -> dict | None:
-    """A model's own claim beside the accountant's ε (L-VAE: the certificate of re-sampling)."""
+def _model_json(run_path) -> dict:
     import json
 
     path = Path(run_path) / "model" / "model.json"
     try:
-        claim = json.loads(path.read_text()).get("claim") if path.is_file() else None
+        return json.loads(path.read_text()) if path.is_file() else {}
     except (OSError, ValueError):
-        return None
+        return {}
+
+
+def _privacy_claim(saved: dict) -> dict | None:
+    """A model's own claim beside the accountant's ε (L-VAE). Everything the workbench releases has
+    ε = ∞; the certificate's ε is named for what it covers, exact posterior re-sampling only."""
+    claim = saved.get("claim")
     if not isinstance(claim, dict):
         return None
-    return {k: claim.get(k) for k in ("certified", "epsilon", "delta", "summary")}
+    from dpcore.models.lvae import release_statement
+
+    return {"releases_epsilon": math.inf, "certified": claim.get("certified"),
+            "certificate_epsilon": claim.get("epsilon"), "certificate_delta": claim.get("delta"),
+            "certificate_applies_to": CERTIFICATE_SCOPE, "summary": release_statement(claim)}
 
 
 def cmd_sample(args) -> int:

@@ -61,6 +61,23 @@ DERIVATION = (
 
 
 _f = C.hparam
+RELEASES = ("ε = ∞ for everything the workbench releases from an L-VAE (prior samples, the CSV, the "
+            "attack plot): the decoder is trained without DP.")
+
+
+def release_statement(claim: dict) -> str:
+    """What an L-VAE run may claim, in words: ε = ∞ for every release; the certificate (if any) only
+    for exact posterior re-sampling, which the workbench does not offer."""
+    if claim.get("certified") and claim.get("epsilon") is not None:
+        cert = (f"The certificate ε = {claim['epsilon']:.4g} (δ = 0) holds only for exact posterior "
+                "re-sampling given the fixed decoder, which the workbench does not offer; its 20-step "
+                "Metropolis–Hastings re-sampling (dpcore.models.posterior) is an approximation the "
+                "certificate does not cover.")
+    else:
+        emp = claim.get("empirical_lipschitz")
+        cert = ("Not certified: the gradient penalty only estimates the decoder's Lipschitz constant"
+                + (f" (≈ {emp:.3g})." if isinstance(emp, (int, float)) else "."))
+    return f"{RELEASES} {cert}"
 
 
 @dataclass(frozen=True)
@@ -71,7 +88,8 @@ class LVAEConfig:
                                   "or 'penalty' (gradient penalty on the decoder Jacobian: not certified)")
     lipschitz: float = _f(2.0, "Lipschitz constant L of the decoder (ignored when a finite epsilon is "
                                "given: then L is set so the certificate equals ε)")
-    epsilon: float = _f(math.inf, "target certified ε of posterior re-sampling (variant 'spectral'): sets L "
+    epsilon: float = _f(math.inf, "target certificate ε of EXACT posterior re-sampling (not offered by the "
+                                  "workbench; its releases have ε = ∞; variant 'spectral'): sets L "
                                   "so the certificate equals it; inf = use `lipschitz`")
     latent_dim: int = _f(8, "latent dimension d")
     hidden: int = _f(256, "hidden units of the encoder and decoder MLPs")
@@ -210,12 +228,8 @@ class LVAE(NeuralSynthesizer):
         certified = cfg.variant == "spectral"
         eps = (lip.posterior_sampling_epsilon(product, self.radius, self.diameter, self._scale())
                if certified else None)
-        summary = (f"certified ε = {eps:.4g} (δ = 0) for posterior re-sampling given the decoder; "
-                   "the decoder's training is not private" if certified else
-                   f"not certified (empirical Lipschitz ≈ {emp['estimate']:.3g}, target L = "
-                   f"{self.lipschitz_target:.3g})")
-        return {
-            "summary": summary,
+        claim = {
+            "summary": "",
             "certified": certified,
             "epsilon": eps,
             "delta": 0.0 if certified else None,
@@ -232,12 +246,14 @@ class LVAE(NeuralSynthesizer):
             "variant": cfg.variant,
             "mechanism": "exact posterior re-sampling of one record given the fixed decoder "
                          "(replace-one neighbours, features in [0, 1])",
-            "not_covered": "decoder/encoder training (no DP: sample() has ε = ∞ formally), "
-                           "re-sampling through the approximate encoder",
+            "not_covered": "everything the workbench releases: decoder/encoder training has no DP, so "
+                           "sample() has ε = ∞; re-sampling through the approximate encoder or finite MH",
             "derivation": DERIVATION if certified else
             "not certified: the gradient penalty constrains the Jacobian only at sampled points; "
             "empirical_lipschitz is a lower estimate, layer_product_bound a loose upper bound",
         }
+        claim["summary"] = release_statement(claim)
+        return claim
 
     def _tail_mass(self) -> float:
         from scipy.stats import chi2

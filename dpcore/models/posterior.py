@@ -11,8 +11,15 @@ Two samplers for p(z | x) ∝ p(z) · p(x | z):
   started from a q draw: accept z' with probability min(1, π(z') q(z) / (π(z) q(z'))), π the
   unnormalised posterior. Its stationary law is the exact posterior; T finite is an approximation
   whose quality the returned acceptance rate indicates (near 1: q ≈ p).
+
+Not covered by ε, ever: the encoder reads every raw record at release time, outside any ledger,
+and the result has one row per training record. So DP models are refused (their output would
+pass for a DP sample), and the result is marked (`meta["covered_by_epsilon"] = False`, its name).
+Finite-T Metropolis–Hastings is not the exact posterior sampler the L-VAE certificate is about.
 """
 from __future__ import annotations
+
+import dataclasses
 
 import numpy as np
 import torch
@@ -26,9 +33,12 @@ def posterior_resample(model, data: Dataset, *, mcmc_steps: int = 0, seed: int |
                        chunk: int = 4096) -> tuple[Dataset, dict]:
     """Re-sample every record of `data` through `model` (a fitted VAE, DP-VAE or L-VAE).
 
-    Returns (synthetic rows in the original schema, {"acceptance": mean MH acceptance rate or None,
-    "mcmc_steps": T}). The row order matches `data`.
+    Returns (re-sampled rows in the original schema, marked not covered by ε; {"acceptance": mean
+    MH acceptance rate or None, "mcmc_steps": T}). The row order matches `data`.
     """
+    if getattr(model, "private", True):
+        raise InvalidParameter(f"posterior re-sampling reads every raw record outside the ledger (not covered "
+                               f"by ε): refused for the DP model {model.name}; use a VAE or L-VAE")
     model._check_fitted()
     mcmc_steps = check_int("mcmc_steps", mcmc_steps, minimum=0)
     if model.encoder is None or not hasattr(model, "latent_decoder"):
@@ -70,4 +80,6 @@ def posterior_resample(model, data: Dataset, *, mcmc_steps: int = 0, seed: int |
     rows = np.concatenate(outs) if outs else np.zeros((0, model.width), np.float32)
     feats, labels = C.split_output(rows, model.n_features, model.n_classes)
     info = {"mcmc_steps": mcmc_steps, "acceptance": accepted / proposals if proposals else None}
-    return model.template.with_features(feats, labels), info
+    out = model.template.with_features(feats, labels)
+    meta = {**out.meta, "release": "posterior_resamples", "covered_by_epsilon": False}
+    return dataclasses.replace(out, name=f"{out.name} (posterior re-samples, not covered by ε)", meta=meta), info

@@ -11,12 +11,14 @@ Pages use `from dpcore import ui` and the names below; each lives in the module 
 - `live`: the session's live run and ε sweep, the sidebar status line
 - `cache`: per-run cached bundle and evaluations (keyed by run name + mtime)
 - `picker`: listing and choosing saved runs, their saved scores
+- `coverage`: what ε covers (Privacy page panel) and L-VAE's ε = ∞ with its scoped certificate
 
 Only this package imports Streamlit; torch and the models load inside the helpers that need them,
 so the first page paints quickly.
 """
 from dpcore.ui.cache import (bundle, key, latent, marginals, mia, one_way, report_html, run_mtime, samples,
                              synthetic_csv, utility)
+from dpcore.ui.coverage import lvae_guarantee, what_eps_covers
 from dpcore.ui.data import (DEFAULT_DATASET, data_choice, data_config_fields, data_label, default_data_choice,
                             load_data, parse_table, save_upload, set_data_choice)
 from dpcore.ui.forms import (DEFAULT_MODEL, EPSILON_CHOICES, MODEL_BLURBS, calibration_preview, coerce_param,
@@ -36,5 +38,5 @@ __all__ = [
     "live_run", "load_data", "marginals", "mia", "model_info", "model_runs", "one_way", "parse_table",
     "remember_params", "remembered_params", "report_html", "run_mtime", "run_picker", "runs_root", "samples",
     "save_upload", "set_data_choice", "set_live_run", "set_sweep_state", "sidebar_status", "sweep_state",
-    "synthetic_csv", "upload_limit_bytes", "utility", "utility_points",
+    "synthetic_csv", "upload_limit_bytes", "utility", "utility_points", "lvae_guarantee", "what_eps_covers",
 ]

@@ -98,10 +98,11 @@ def mia(name: str, mtime: float):
 
 
 @st.cache_data(max_entries=16, show_spinner="Building the report…")
-def report_html(name: str, mtime: float) -> str:
+def report_html(name: str, mtime: float, kind: str = "shareable") -> str:
+    """The run's HTML export: "shareable" (only what ε covers) or "private" (data owner only)."""
     from dpcore import report
 
-    return report.run_report(runs_root() / name, bundle=_bundle(name, mtime))
+    return report.run_report(runs_root() / name, kind=kind, bundle=_bundle(name, mtime))
 
 
 @st.cache_data(max_entries=8, show_spinner=False)

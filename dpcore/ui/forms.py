@@ -95,7 +95,8 @@ MODEL_BLURBS = {
     "p3gm-ae": "P3GM-AE: P3GM with a deterministic encoder (the PCA code itself); only the decoder learns.",
     "vae": "VAE: a plain variational autoencoder, no privacy (ε = ∞).",
     "dp-vae": "DP-VAE: the whole VAE trained with DP-SGD — the usual baseline P3GM improves on.",
-    "lvae": "L-VAE: a VAE whose privacy is certified rather than spent from a ledger.",
+    "lvae": "L-VAE: a VAE with a Lipschitz decoder, trained without DP — ε = ∞ for everything the "
+            "workbench releases (its certificate covers only exact posterior re-sampling, not offered here).",
     "gs-wgan": "GS-WGAN: a Wasserstein GAN whose generator gets DP gradients through the critics.",
 }
 

@@ -178,6 +178,9 @@ def test_train_page_preview_follows_the_budget(runs_dir):
     assert sigma_half > sigma_1 and eps_half < eps_1  # less budget → more noise
     at.selectbox(key="train.model").set_value("vae").run()
     assert not at.exception and _metric(at, "ε") == "∞"
+    at.selectbox(key="train.model").set_value("lvae").run()  # not private: nothing it releases is
+    assert not at.exception and _metric(at, "ε") == "∞"
+    assert "certified" not in " ".join(c.value for c in at.caption).replace("not certified", "")
 
 
 def _tiny(at, model="p3gm"):
@@ -217,6 +220,7 @@ def test_train_page_runs_a_tiny_model_live(runs_dir):
     assert _metric(at, "ε spent") == f"{run.epsilon:.2f}"
     fig = next(f for f, t in zip(_figures(at), _titles(at)) if "Training losses" in t)
     assert {tr["name"] for tr in fig["data"]} >= {"loss"}
+    assert any("raw losses — not covered by ε (data owner only)" in c.value for c in at.caption)
     assert len(live.events) == live.events[-1]["total_steps"]
 
 
@@ -303,6 +307,13 @@ def test_privacy_page(finished):
     mia = next(f for t, f in figs.items() if "Membership inference" in t)
     names = " ".join(tr.get("name", "") for tr in mia["data"])
     assert "random guess" in names and "AUC" in names and "GDP" in names and "-DP" in names
+    gdp = next(tr for tr in mia["data"] if "GDP" in tr.get("name", ""))
+    assert "approximation, not a bound" in gdp["name"] and gdp["line"]["dash"] == "dot"
+    from dpcore.privacy.coverage import NEIGHBOURING, covered
+
+    panel = next(e for e in at.expander if e.label == "What ε covers")
+    text = " ".join(m.value for m in panel.markdown) + " ".join(c.value for c in panel.caption)
+    assert NEIGHBOURING in text and all(o.label in text for o in covered())
     assert any("Budget share by mechanism" in t for t in figs)
     assert any("different accounting" in t for t in figs)
     rank = int(_metric(at, "Outlier's rank").split("/")[0])  # the injected outlier is located
@@ -310,6 +321,23 @@ def test_privacy_page(finished):
     at.selectbox(key="privacy.run").set_value(pgm.name).run()
     assert not at.exception
     assert _metric(at, "ε") == "∞"
+
+
+def test_privacy_page_lvae_releases_have_infinite_epsilon(runs_dir):
+    """L-VAE's decoder is trained without DP: the page must show ε = ∞, the certificate only as a
+    property of exact posterior re-sampling (which the app does not offer)."""
+    from dpcore.runs import RunConfig, train_run
+
+    run = train_run(RunConfig(model="lvae", params={"epochs": 1, "hidden": 16, "batch_size": 256},
+                              data={"dataset": "digits", "test_size": 0.2}), runs_dir)
+    at = _app("pages/privacy.py")
+    at.selectbox(key="privacy.run").set_value(run.name).run()
+    assert not at.exception
+    assert _metric(at, "ε") == "∞"
+    labels = [m.label for m in at.metric]
+    assert "Certified ε" not in labels and "Privacy claim" not in labels
+    text = " ".join(w.value for w in at.warning)
+    assert "ε = ∞" in text and "does not offer" in text and "Metropolis" in text
 
 
 def test_runs_page_manage_and_report(finished, runs_dir):
@@ -322,12 +350,17 @@ def test_runs_page_manage_and_report(finished, runs_dir):
     assert {finished[0].name, extra.name} <= set(frame["run"])
     assert math.isinf(frame.set_index("run").loc[finished[1].name, "ε"])
     at.selectbox(key="runs.selected").set_value(finished[0].name).run()
-    at.button(key="runs.export").click().run()
+    buttons = [b.key for b in at.button if b.key and b.key.startswith("runs.export")]
+    assert buttons == ["runs.export.shareable", "runs.export.private"]  # shareable first
+    at.button(key="runs.export.shareable").click().run()
     assert not at.exception
-    name, html = at.session_state["runs.report"]
-    assert name == finished[0].name
+    name, kind, html = at.session_state["runs.report"]
+    assert (name, kind) == (finished[0].name, "shareable")
     assert html.count("<script type=\"text/javascript\">/**") <= 1 and "plotly" in html.lower()
-    assert "Membership inference" in html and f"{finished[0].epsilon:.4g}" in html
+    assert "Membership inference" not in html and f"{finished[0].epsilon:.4g}" in html
+    at.button(key="runs.export.private").click().run()
+    name, kind, html = at.session_state["runs.report"]
+    assert kind == "private" and "Membership inference" in html and "PRIVATE" in html
     at.selectbox(key="runs.selected").set_value(extra.name).run()
     at.text_input(key=f"runs.newname.{extra.name}").set_value("renamed-run").run()
     at.button(key="runs.rename").click().run()

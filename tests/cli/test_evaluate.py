@@ -20,6 +20,12 @@ def test_evaluate_prints_the_contract_and_writes_a_report(tmp_path, capsys):
     text = report.read_text()
     assert text.startswith("<!doctype html>") and text.count("plotly.js v") <= 2
     assert (run_dir / "evaluation.json").exists()
+    assert "Shareable release" in text and "Real training rows" not in text  # the default kind
+    assert out["covered_by_epsilon"] == [] and "attack_statistics" in out["not_covered"]  # ε = ∞
+    assert main(["evaluate", str(run_dir), "--n-targets", "100", "--n-samples", "300",
+                 "--report", str(report), "--report-kind", "private", "--json"]) == 0
+    capsys.readouterr()
+    assert "Private report" in report.read_text() and "Real training rows" in report.read_text()
 
 
 def test_evaluate_missing_run_is_one_line_error(tmp_path, capsys):

@@ -44,16 +44,31 @@ def test_non_private_model_reports_infinite_epsilon(tmp_path, capsys):
     assert res["epsilon"] == "inf" and res["ledger"] == []
 
 
-def test_lvae_target_epsilon_is_its_certificate(tmp_path, capsys):
-    """L-VAE has no accountant ε (its training is not private) but a certified one for re-sampling:
-    `--epsilon` sets L, and the JSON reports the claim beside the accountant's ∞."""
+def test_lvae_releases_have_infinite_epsilon_and_the_certificate_is_scoped(tmp_path, capsys):
+    """L-VAE's training is not private: everything it releases has ε = ∞. `--epsilon` sets L so that
+    the certificate of *exact* posterior re-sampling (not offered) equals it; the JSON must not
+    present that number as the run's ε."""
     rc = main(["train", "--model", "lvae", "--dataset", "digits", "--epsilon", "50", "--hidden", "16",
                "--epochs", "1", "--batch-size", "256", "--out", str(tmp_path / "l"), "--json"])
     assert rc == 0
     res = json.loads(capsys.readouterr().out)
-    assert res["epsilon"] == "inf"
+    assert res["epsilon"] == "inf" and res["covered_by_epsilon"] == []
     claim = res["privacy_claim"]
-    assert claim["certified"] is True and claim["epsilon"] == pytest.approx(50.0, rel=1e-4)
+    assert claim["releases_epsilon"] == "inf" and "epsilon" not in claim
+    assert claim["certified"] is True and claim["certificate_epsilon"] == pytest.approx(50.0, rel=1e-4)
+    assert "does not offer" in claim["certificate_applies_to"]
+    assert "ε = ∞" in claim["summary"] and "Metropolis" in claim["summary"]
+
+
+def test_train_json_lists_what_epsilon_covers(tmp_path, capsys):
+    from dpcore.privacy.coverage import covered
+
+    assert main(["train", "--model", "p3gm", "--dataset", "digits", "--epsilon", "2", *TINY, "--out",
+                 str(tmp_path / "p"), "--json"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert res["covered_by_epsilon"] == [o.key for o in covered()]
+    assert {"raw_losses", "real_rows", "attack_statistics"} <= set(res["not_covered"])
+    assert res["preprocessing_covered"] is True and "adding or removing one row" in res["neighbouring"]
 
 
 @pytest.mark.parametrize("argv, words", [

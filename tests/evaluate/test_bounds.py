@@ -113,3 +113,43 @@ def test_empirical_gaussian_mechanism_lies_above_its_bounds():
     # a bound for a much more private mechanism is violated by the same data
     assert np.any(b_hi < tradeoff_gdp(np.minimum(a_lo, 1), 0.5))
     assert np.any(b_hi < tradeoff_eps_delta(a_hi, 0.3, 0.0))
+
+
+def _p3gm_ledger(eps):
+    from dpcore.privacy import accountant as acc
+
+    return acc.calibrate_p3gm(eps, 1e-5, 0.3, 1437, 200, 5).ledger
+
+
+def test_gdp_clt_curve_is_labelled_an_approximation_and_drawn_apart_from_the_bounds():
+    """The CLT curve can sit above the PLD envelope (it is not a bound): its label and its line say so."""
+    pytest.importorskip("dpcore.privacy.accountant")
+    from dpcore.evaluate.bounds import APPROXIMATION
+
+    a = np.linspace(0, 1, 201)
+    curves = bound_curves(_p3gm_ledger(2.0), 1e-5, alpha=a)
+    gdp = [c for c in curves if "GDP" in c[0]]
+    assert len(gdp) == 1 and APPROXIMATION in gdp[0][0] and APPROXIMATION == "approximation, not a bound"
+    assert all(APPROXIMATION not in c[0] for c in curves if "GDP" not in c[0])
+    fig = mia_tradeoff_figure([], curves)
+    styles = {tr.name: tr.line.dash for tr in fig.data}
+    assert styles[gdp[0][0]] == "dot" and all(styles[c[0]] == "dash" for c in curves if c is not gdp[0])
+
+
+@pytest.mark.parametrize("eps", [1.0, 10.0, 30.0])
+def test_pld_envelope_is_within_1e3_of_a_fine_grid_envelope(eps):
+    """The drawn envelope must not be visibly looser than the accountant allows (80 points: 0.007)."""
+    pytest.importorskip("dpcore.privacy.accountant")
+    from dpcore.privacy import accountant as acc
+
+    led = _p3gm_ledger(eps)
+    a = np.linspace(0, 1, 201)
+    drawn = dict((c[0], c[2]) for c in bound_curves(led, 1e-5, alpha=a))["PLD envelope"]
+    hi = 4 * acc.epsilon(led, 1e-5)
+    grid = np.linspace(0, hi, 20_000)
+    fine = envelope_tradeoff(a, None, grid, deltas=acc.pld_delta_curve(led, grid))
+    assert np.all(drawn <= fine + 1e-6)  # a coarser envelope is (up to grid offsets) lower
+    assert np.max(fine - drawn) < 1e-3
+    # the vectorised δ(ε) is the accountant's scalar δ(ε)
+    for e in (0.0, eps / 2, eps, 3 * eps):
+        assert acc.pld_delta_curve(led, [e])[0] == pytest.approx(acc.pld_delta(led, e), abs=1e-12)

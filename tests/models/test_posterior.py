@@ -56,3 +56,21 @@ def test_models_without_a_variational_encoder_are_refused(digits):
     model.fit(train)
     with pytest.raises(InvalidParameter, match="posterior"):
         posterior_resample(model, train)
+
+
+def test_private_models_are_refused_with_one_line(digits):
+    """Re-sampling reads every raw record through the encoder outside the ledger: a DP model's
+    output would look covered by ε while it is not."""
+    train, _ = digits
+    model = make_model("dp-vae", epsilon=5.0, latent_dim=2, hidden=16, epochs=1, batch_size=200)
+    model.fit(train)
+    with pytest.raises(InvalidParameter) as exc:
+        posterior_resample(model, train)
+    assert "not covered by ε" in str(exc.value) and "\n" not in str(exc.value)
+
+
+def test_resamples_are_marked_not_covered(vae, digits):
+    train, _ = digits
+    rows, _ = posterior_resample(vae, train.subset(np.arange(20)), seed=0)
+    assert rows.meta["covered_by_epsilon"] is False and rows.meta["release"] == "posterior_resamples"
+    assert "not covered by ε" in rows.name

@@ -26,3 +26,11 @@ def test_preview_spends_what_is_left_after_preprocessing(model, params):
 
 def test_preview_none_for_non_private_models():
     assert calibration_preview("vae", json.dumps({"epochs": 1}), 100) is None
+
+
+def test_lvae_blurb_does_not_claim_a_certified_privacy():
+    """Every release of an L-VAE comes from a decoder trained without DP: the picker must say ε = ∞."""
+    from dpcore.ui.forms import MODEL_BLURBS
+
+    text = MODEL_BLURBS["lvae"]
+    assert "privacy is certified" not in text and "ε = ∞" in text and "not offered" in text

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 
-from dpcore.errors import check_positive, check_probability
+from dpcore.errors import InvalidParameter, check_positive, check_probability
 from dpcore.privacy.accountants.rdp import _as_ledger
 
 VALUE_DISCRETIZATION = 1e-3
@@ -75,3 +75,23 @@ def pld_delta(ledger, epsilon: float, *, interval: float = VALUE_DISCRETIZATION)
     if key == (0.0, ()):
         return 0.0
     return float(min(max(_accountant(key, interval).get_delta(epsilon), 0.0), 1.0))
+
+
+def pld_delta_curve(ledger, epsilons, *, interval: float = VALUE_DISCRETIZATION):
+    """δ(ε) at many ε in one vectorised call (the f-DP envelope needs thousands of points).
+
+    Uses the accountant's composed PLD directly; falls back to one `pld_delta` per ε if
+    dp-accounting ever stops exposing it.
+    """
+    import numpy as np
+
+    eps = np.asarray(epsilons, dtype=np.float64).ravel()
+    if np.any(~(eps >= 0)):
+        raise InvalidParameter("epsilons must be >= 0")
+    key = _ledger_key(ledger)
+    if key == (0.0, ()):
+        return np.zeros_like(eps)
+    pld = getattr(_accountant(key, interval), "_pld", None)
+    if pld is None:
+        return np.array([pld_delta(ledger, float(e), interval=interval) for e in eps])
+    return np.clip(np.asarray(pld.get_delta_for_epsilon(eps), dtype=np.float64).reshape(eps.shape), 0.0, 1.0)

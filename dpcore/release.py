@@ -1,0 +1,164 @@
+"""A run's two HTML exports: the shareable release (only what ε covers) and the private report.
+
+Why two: the full report embeds real training rows, raw per-step losses, the real → real reference
+and membership-attack statistics, none of which the run's ε covers (`dpcore.privacy.coverage`).
+The shareable release holds only covered outputs — settings, ε/δ and the ledger breakdown, the
+bound curves the ledger implies, synthetic samples drawn in a fixed number (so they do not reveal
+the row count) — and lists what it omits. The private report keeps everything and marks every
+section as private, for the data owner only. Both are one self-contained file (plotly.js once).
+"""
+from __future__ import annotations
+
+import html
+import math
+from datetime import datetime
+from typing import Any, Sequence
+
+from dpcore.privacy import coverage
+
+KINDS = ("shareable", "private")
+SHARE_ROWS = 1000  # synthetic rows drawn for the release: a fixed number, not the training size
+TABLE_ROWS = 20
+PRIVATE_MARK = "PRIVATE — contains data not covered by ε; for the data owner only, do not share."
+_CSS = ("body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;color:#222}"
+        "table{border-collapse:collapse}th,td{padding:4px 12px;border-bottom:1px solid #ddd;text-align:left}"
+        "th{font-weight:600}h2{margin-top:2em}.note{color:#555}"
+        ".private{background:#b3261e;color:#fff;padding:4px 10px;font-weight:600}"
+        ".shareable{background:#2e7d32;color:#fff;padding:4px 10px;font-weight:600}"
+        "@media print{.private.page{position:fixed;top:0;left:0;right:0}}")
+
+
+def fmt(v) -> str:
+    """A number or label for HTML (escaped; ∞ and NaN spelled out)."""
+    if isinstance(v, float):
+        if math.isinf(v):
+            return "∞"
+        if math.isnan(v):
+            return "—"
+        return f"{v:.4g}"
+    return html.escape(str(v))
+
+
+def numbers_table(numbers: dict[str, Any]) -> str:
+    return "<table>" + "".join(f"<tr><th>{html.escape(str(k))}</th><td>{fmt(v)}</td></tr>"
+                               for k, v in numbers.items()) + "</table>"
+
+
+def rows_table(frame, max_rows: int = TABLE_ROWS) -> str:
+    """The first rows of a DataFrame as an escaped HTML table (column names and values are data)."""
+    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in frame.columns)
+    body = "".join("<tr>" + "".join(f"<td>{fmt(v)}</td>" for v in row) + "</tr>"
+                   for row in frame.head(max_rows).itertuples(index=False))
+    return f"<table><tr>{head}</tr>{body}</table>"
+
+
+def coverage_table(private: bool) -> str:
+    """The catalogue for this run: each output kind, covered or not, and why."""
+    rows = "".join(f"<tr><td>{html.escape(o.label)}</td><td>{'covered' if o.covered and private else 'not covered'}"
+                   f"</td><td>{html.escape(o.why)}</td></tr>" for o in coverage.CATALOGUE)
+    note = "" if private else "<p class='note'>ε = ∞: this model was trained without DP, so nothing is covered.</p>"
+    return (f"<p class='note'>{html.escape(coverage.NEIGHBOURING)}</p>{note}"
+            f"<table><tr><th>output</th><th>ε</th><th>why</th></tr>{rows}</table>")
+
+
+def page(title: str, intro: str, numbers: dict[str, Any], sections: Sequence[tuple[str, Any]],
+         *, private: bool) -> str:
+    """One self-contained HTML page. sections: (caption, plotly figure or ready-escaped HTML or None).
+
+    A private page repeats `PRIVATE_MARK` above the title, in a bar fixed on every printed page,
+    and above every section.
+    """
+    mark = f"<div class='private'>{html.escape(PRIVATE_MARK)}</div>" if private else ""
+    badge = (f"<div class='private page'>{html.escape(PRIVATE_MARK)}</div>" if private else
+             "<div class='shareable'>Shareable release — every output in this file is listed as covered "
+             "by ε below.</div>")
+    parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+             f"<style>{_CSS}</style></head><body>", badge, f"<h1>{html.escape(title)}</h1>",
+             f"<p class='note'>Generated {datetime.now().isoformat(timespec='seconds')} by the DP Generative "
+             f"Workbench. {html.escape(intro)}</p>", numbers_table(numbers)]
+    first = True
+    for caption, content in sections:
+        if content is None:
+            continue
+        parts += [mark, f"<h2>{html.escape(caption)}</h2>"]
+        if isinstance(content, str):
+            parts.append(content)
+        else:
+            parts.append(content.to_html(full_html=False, include_plotlyjs=first))
+            first = False
+    parts.append("</body></html>")
+    return "\n".join(parts)
+
+
+def _run_facts(bundle) -> dict[str, Any]:
+    s = bundle.run.summary()
+    return {"run": s.name, "model": s.model, "dataset": s.dataset, "status": s.status,
+            "ε (accountant)": s.epsilon, "δ": s.delta if bundle.private else "—"}
+
+
+def _params(bundle) -> dict[str, Any]:
+    return {f"param: {k}": v for k, v in sorted(bundle.run.config.params.items())}
+
+
+def _ledger_sections(bundle) -> list[tuple[str, Any]]:
+    from dpcore import plots
+    from dpcore.evaluate.bounds import bound_curves, mia_tradeoff_figure
+
+    ledger = bundle.run.ledger()
+    if not (bundle.private and len(ledger)):
+        return []
+    rows, _, _ = plots.budget_share(ledger, bundle.delta)
+    table = [{"mechanism": r["name"], "kind": r["mechanism"], "noise multiplier σ/Δ": r["noise_multiplier"],
+              "sampling rate q": r["sampling_rate"], "steps": r["steps"], "share of budget": r["share"]}
+             for r in rows]
+    import pandas as pd
+
+    bounds = mia_tradeoff_figure([], bound_curves(ledger, bundle.delta))
+    bounds.update_layout(title="What the guarantee allows an attacker (no attack data in this file)")
+    return [("Privacy ledger", rows_table(pd.DataFrame(table), max_rows=len(table))),
+            ("Privacy budget by mechanism", plots.budget_share_figure(ledger, bundle.delta)),
+            ("Accounting comparison", plots.composition_figure(ledger, bundle.delta)),
+            ("Trade-off bounds from the ledger (dotted: approximation, not a bound)", bounds)]
+
+
+def shareable_report(bundle, seed: int = 0) -> str:
+    """The release: settings, ε/δ and the ledger, synthetic samples, and what is deliberately left out.
+
+    Reads no real row and no evaluation: only the model, its ledger and its settings.
+    """
+    from dpcore.evaluate import class_mean_images_figure, image_grid_figure
+
+    syn = bundle.model.sample(SHARE_ROWS, seed=seed)
+    sections: list[tuple[str, Any]] = []
+    if syn.is_image:
+        grid = image_grid_figure(syn, n=64, seed=0)
+        grid.update_layout(title="Synthetic samples")
+        sections.append(("Synthetic samples", grid))
+        if syn.labels is not None and syn.n:
+            means = class_mean_images_figure(syn)
+            means.update_layout(title="Synthetic: mean image per generated class")
+            sections.append(("Synthetic: mean image per generated class", means))
+    else:
+        sections.append((f"Synthetic rows (first {TABLE_ROWS})", rows_table(syn.to_frame())))
+    sections += _ledger_sections(bundle)
+    sections.append(("What ε covers", coverage_table(bundle.private)))
+    omitted = "".join(f"<li>{html.escape(o.label)} — {html.escape(o.why)}</li>" for o in coverage.not_covered())
+    sections.append(("Deliberately omitted (not covered by ε)", f"<ul>{omitted}</ul><p class='note'>The data "
+                     "owner's private report holds the evaluation against real data and the attack.</p>"))
+    intro = ("Shareable release: only outputs covered by ε are included. ε is the accountant's number for the "
+             f"run's privacy ledger. {coverage.NEIGHBOURING}")
+    if not bundle.private:
+        intro = ("ε = ∞: this model was trained without differential privacy, so nothing in this file is "
+                 "covered by a guarantee — the synthetic rows may reveal training rows.")
+    nums = {**_run_facts(bundle), "synthetic rows drawn for this release": syn.n, **_params(bundle)}
+    return page(f"Shareable release: {bundle.run.name}", intro, nums, sections, private=False)
+
+
+def private_report(bundle, numbers: dict[str, Any], figures: Sequence[tuple[str, Any]],
+                   notes: Sequence[str] = ()) -> str:
+    """The data owner's full report: every section marked private, the catalogue at the end."""
+    intro = ("Private report: it contains real rows, raw losses, evaluation against real data and attack "
+             "statistics, which ε does not cover (see 'What ε covers'). Share the shareable release instead.")
+    sections = [("Notes", "".join(f"<p class='note'>{html.escape(n)}</p>" for n in notes))] if notes else []
+    sections += list(figures) + [("What ε covers", coverage_table(bundle.private))]
+    return page(f"Private report: {bundle.run.name}", intro, numbers, sections, private=True)

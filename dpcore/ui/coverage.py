@@ -1,0 +1,37 @@
+"""Privacy-page panels that say what ε covers: the catalogue, and L-VAE's ε = ∞ with its scoped certificate.
+
+Why here: the labels come from `dpcore.privacy.coverage` and `dpcore.models.lvae.release_statement`,
+so the page, the CLI and the reports say the same; the page calls each panel in one line.
+"""
+from __future__ import annotations
+
+import streamlit as st
+
+
+def what_eps_covers(private: bool, preprocessing_private: bool = True) -> None:
+    """A short "What ε covers" panel: the neighbouring relation, covered outputs, the rest."""
+    from dpcore.privacy import coverage
+
+    with st.expander("What ε covers"):
+        st.caption(coverage.NEIGHBOURING)
+        if private:
+            st.markdown("**Covered by ε** (safe to share):\n" + "".join(
+                f"\n- {o.label} — {o.why}" for o in coverage.covered()))
+        else:
+            st.markdown("**ε = ∞**: this model was trained without differential privacy, so no output is covered.")
+        st.markdown("**Not covered** (data owner only):\n" + "".join(
+            f"\n- {o.label} — {o.why}" for o in coverage.not_covered()))
+        if not preprocessing_private:
+            st.caption("This run's preprocessing read bounds or categories from the raw data: even the "
+                       "covered outputs depend on them.")
+
+
+def lvae_guarantee(claim: dict) -> None:
+    """L-VAE: ε = ∞ for every release; the certificate only as a property of exact re-sampling."""
+    from dpcore.models.lvae import release_statement
+
+    st.metric("ε", "∞", help="Everything the workbench releases from this model: its decoder is trained "
+                              "without differential privacy")
+    st.warning(release_statement(claim), icon=":material/lock_open:")
+    with st.expander("Certificate of exact posterior re-sampling (not offered by the workbench)"):
+        st.json(claim, expanded=False)
