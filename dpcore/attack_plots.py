@@ -33,7 +33,7 @@ def attack_curves_figure(runs: Sequence[tuple[str, Sequence]], bounds=()):
     fig.update_layout(xaxis_title="type-I error α (false positive rate)",
                       yaxis_title="type-II error β (1 − true positive rate)",
                       xaxis=dict(range=[0, 1]), yaxis=dict(range=[0, 1], scaleanchor="x"),
-                      title=f"Membership attacks ({NOT_COVERED})", legend=dict(x=1.02, y=1))
+                      title=f"Membership inference attacks ({NOT_COVERED})", legend=dict(x=1.02, y=1))
     return fig
 
 

@@ -134,6 +134,10 @@ if names and go_:
                    "accountant's ε. Not covered by ε — data owner only.")
         if skipped:
             st.caption("Not run: " + "; ".join(f"{k} ({v})" for k, v in skipped.items()))
+        if exposed is not None and exposed["outlier_rank"] is not None:
+            st.metric("Outlier's rank", f"{exposed['outlier_rank']} / {exposed['n_scored']}",
+                      help=f"Where {exposed['attack']} ranks the injected all-white image (1 = surest it was "
+                           "a member). Not covered by ε — data owner only.")
         if exposed is not None and exposed["image_shape"] is not None:
             caps = ["member" if m else "non-member" for m in exposed["member"]]
             st.plotly_chart(exposed_records_figure(exposed["targets"], exposed["nearest"], exposed["image_shape"],

@@ -151,7 +151,10 @@ def attacks(name: str, mtime: float, names: tuple[str, ...]):
         near = view.nearest_synthetic_rows(pos)[:, 0]
         feats = targets.features()
         exposed = {"attack": top.name, "targets": feats[pos], "nearest": b.synthetic.features[near],
-                   "member": (pos < targets.n).tolist(), "image_shape": b.train.image_shape}
+                   "member": (pos < targets.n).tolist(), "image_shape": b.train.image_shape,
+                   "outlier_rank": None, "n_scored": len(scores)}
+        if targets.outlier_position is not None:  # 1 = the target the attacker is surest about
+            exposed["outlier_rank"] = int(1 + (scores > scores[targets.outlier_position]).sum())
     return results, skipped, exposed
 
 

@@ -36,7 +36,7 @@ def test_privacy_page_shows_the_ladder(tmp_path, monkeypatch):
     at.switch_page("pages/privacy.py").run()
     assert not at.exception, [e.value for e in at.exception]
     figs = [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
-    curves = [f for f in figs if "Membership attacks" in json.dumps(f.get("layout", {}).get("title", ""))]
+    curves = [f for f in figs if "Membership inference attacks" in json.dumps(f.get("layout", {}).get("title", ""))]
     assert curves, "no attack figure"
     names = [t.get("name", "") for t in curves[0]["data"]]
     assert any("loss" in n for n in names) and any("DP" in n for n in names)  # attacks + the (ε, δ) bound
