@@ -69,45 +69,92 @@ if not b.train.preprocessing_private:
                "the private data.", icon=":material/warning:")
 
 # ------------------------------------------------------------------ the attack
-st.subheader("The attack", divider="gray")
-others = [n for n in info if n != name]
-extra = st.multiselect("Add runs to the attack plot", others, key="privacy.more",
-                       help="Compare how much different runs leak to the same attack.")
-st.caption("Each curve is the attacker's trade-off: type-I error α (calling a non-member a member) "
-           "against type-II error β (missing a member). Random guessing is the diagonal. The dashed "
-           "curves are what the run's guarantee allows: **no attack can go below them** (up to sampling "
-           "error). The dotted GDP (CLT) curve is an approximation, not a bound.")
-results = []
-for n in [name] + list(extra):
-    with ui.guard():
-        res = ui.mia(*ui.key(n))
-        bn = ui.bundle(n)
-        results.append((n, res, bn.run.ledger() if bn.private else None, bn))
-if results:
-    from dpcore import plots
-    from dpcore.report import mia_figure
+st.subheader("The attacks", divider="gray")
+st.warning("Everything in this section is measured against the real training and held-out rows: "
+           "**not covered by ε — data owner only**. Do not publish it with the synthetic data.",
+           icon=":material/shield_person:")
+from dpcore.evaluate.attacks import ATTACKS, DEFAULT, available  # noqa: E402
 
-    fig = mia_figure([(n, r, led) for n, r, led, _ in results], b.delta)
-    st.plotly_chart(fig, key="privacy.mia")
-    rows = []
-    for n, r, _, bn in results:
-        eps = info[n].epsilon
-        rows.append({"run": n, "model": info[n].model, "ε (guarantee)": "∞" if math.isinf(eps) else round(eps, 3),
-                     "attack AUC": round(r.auc, 3), "empirical ε lower bound": round(r.eps_lower_bound, 3),
-                     "targets per side": r.n_targets})
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
-    st.caption("AUC 0.5 = the synthetic data reveals nothing about membership. The empirical ε lower "
-               "bound is what the attack *proves* (95 % confidence); it must stay below the guarantee.")
-    main = results[0][1]
-    if b.train.outlier_index is not None:
-        st.markdown("**The outlier.** One all-white image was added to the training split. Where does the "
-                    "attacker rank it?")
-        c1, c2 = st.columns([1, 2])
-        if main.outlier_rank is not None:
-            c1.metric("Outlier's rank", f"{main.outlier_rank} / {2 * main.n_targets}",
-                      help="1 = the target the attacker is most sure was a member")
-            c1.metric("Distance to nearest synthetic row", f"{main.outlier_nearest:.3g}")
-        c2.plotly_chart(plots.mia_scores_figure(main), key="privacy.scores")
-    else:
-        with st.expander("Score distributions"):
-            st.plotly_chart(plots.mia_scores_figure(main), key="privacy.scores")
+can_run = [n for n in ATTACKS if available(n, model) is None]
+chosen = st.multiselect("Attacks", can_run, default=[n for n in DEFAULT if n in can_run], key="privacy.attacks",
+                        format_func=lambda n: f"{n} — sees {ATTACKS[n].sees}",
+                        help="A ladder of attackers, from one who sees only the synthetic rows to the data "
+                             "owner holding the model. loss-reference trains one more model.")
+for n in ATTACKS:
+    why = available(n, model)
+    if why:
+        st.caption(f"{n}: not available — {why}.")
+others = [n for n in info if n != name]
+extra = st.selectbox("Compare with another run", ["—"] + others, key="privacy.more",
+                     help="Its attacks are drawn dashed on the same plot.")
+names = tuple(chosen)
+est = ui.attack_estimate_seconds(name, names) if names else 0.0
+go_ = st.button(f"Run the attacks (about {ui.fmt_seconds(est)})", key="privacy.run_attacks", type="primary") \
+    if est > 5 else True
+if names and go_:
+    with ui.guard():
+        results, skipped, exposed = ui.attacks(*ui.key(name), names)
+        runs = [(name, results)]
+        if extra != "—":
+            other = ui.bundle(extra)
+            ok = tuple(n for n in names if available(n, other.model) is None)
+            runs.append((extra, ui.attacks(*ui.key(extra), ok)[0]))
+        from dpcore.attack_plots import attack_curves_figure, exposed_records_figure
+        from dpcore.evaluate import bound_curves
+
+        bounds = bound_curves(ledger, b.delta) if (b.private and len(ledger)) else []
+        st.plotly_chart(attack_curves_figure(runs, bounds), key="privacy.mia")
+        st.caption("Each curve is an attacker's trade-off: type-I error α (calling a non-member a member) "
+                   "against type-II error β (missing a member). The dashed curves are what the run's "
+                   "guarantee allows: no attack can go below them (up to sampling error). The dotted GDP "
+                   "(CLT) curve is an approximation, not a bound.")
+        rows = []
+        for run_name, res in runs:
+            eps = info[run_name].epsilon
+            for r in res:
+                rows.append({"run": run_name, "attack": r.name, "sees": r.sees, "AUC": round(r.auc, 3),
+                             "TPR @ 0.1 % FPR": r.tpr_at_fpr["0.001"], "TPR @ 1 % FPR": r.tpr_at_fpr["0.01"],
+                             "TPR @ 10 % FPR": r.tpr_at_fpr["0.1"],
+                             "empirical ε ≥ (95 %)": round(r.eps_lower_bound, 3),
+                             "ε CI": f"[{r.eps_lower_bound:.2f}, {r.eps_upper:.2f}]",
+                             "ε (accountant)": "∞" if math.isinf(eps) else round(eps, 3)})
+        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+        st.caption("AUC 0.5 = the attacker learns nothing. The empirical ε lower bound is what an attack "
+                   "*proves* at 95 % confidence (Clopper–Pearson); for a DP run it must stay below the "
+                   "accountant's ε. Not covered by ε — data owner only.")
+        if skipped:
+            st.caption("Not run: " + "; ".join(f"{k} ({v})" for k, v in skipped.items()))
+        if exposed is not None and exposed["outlier_rank"] is not None:
+            st.metric("Outlier's rank", f"{exposed['outlier_rank']} / {exposed['n_scored']}",
+                      help=f"Where {exposed['attack']} ranks the injected all-white image (1 = surest it was "
+                           "a member). Not covered by ε — data owner only.")
+        if exposed is not None and exposed["image_shape"] is not None:
+            caps = ["member" if m else "non-member" for m in exposed["member"]]
+            st.plotly_chart(exposed_records_figure(exposed["targets"], exposed["nearest"], exposed["image_shape"],
+                                                   caps), key="privacy.exposed")
+            st.caption(f"The targets **{exposed['attack']}** is surest were trained on, and their nearest "
+                       "synthetic rows. Not covered by ε — data owner only.")
+        elif exposed is not None:
+            st.markdown(f"**Most exposed records** (by {exposed['attack']}; not covered by ε — data owner only)")
+            cols = b.train.to_frame().columns[:b.train.n_features]
+            frame = pd.DataFrame(exposed["targets"], columns=[str(c) for c in cols[:exposed["targets"].shape[1]]]) \
+                if len(cols) == exposed["targets"].shape[1] else pd.DataFrame(exposed["targets"])
+            frame.insert(0, "was a member", exposed["member"])
+            st.dataframe(frame, hide_index=True)
+
+st.markdown("**How tight is this ε?** A canary audit (Steinke, Nasr & Jagielski 2023) retrains the model "
+            "once with crafted canaries, each included by a secret coin flip, and proves a lower bound "
+            "on ε from how many the loss attack guesses right.")
+m_can = st.select_slider("Canaries", [64, 128, 256, 512], value=256, key="privacy.canaries")
+train_s = b.run.status().get("seconds")
+if st.button(f"Run the canary audit (retrains the model: about "
+             f"{ui.fmt_seconds((train_s or 60) * (b.train.n + m_can / 2) / max(1, b.train.n))})",
+             key="privacy.audit", disabled=not hasattr(model, "encode")):
+    with ui.guard(), st.spinner("Training once with canaries…"):
+        au = ui.canary_audit(*ui.key(name), m_can)
+        c = st.columns(3)
+        c[0].metric("ε (accountant)", ui.fmt_eps(au["accountant_epsilon"], 3))
+        c[1].metric(f"ε lower bound ({au['confidence']:.0%})", f"{au['epsilon_lower_bound']:.2f}")
+        c[2].metric("correct guesses", f"{au['correct']} / {au['guesses']}")
+        st.caption("The audit's bound is loose by design: it sees losses, not gradients, and uses "
+                   f"{au['canaries']} canaries in one run. Not covered by ε — data owner only.")

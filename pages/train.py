@@ -104,6 +104,20 @@ st.caption(info["description"])
 fields = {name: (typ, default, help_) for name, typ, default, help_ in ui.config_fields(info["config_class"])}
 params: dict = {}
 k = f"train.{model}."  # widget keys per model: switching models keeps each model's settings
+from dpcore.models.presets import preset as _preset, preset_names  # noqa: E402
+
+chosen_preset = None
+if preset_names(model):
+    opts = ["default"] + preset_names(model)
+    pick = st.radio("Preset", opts, horizontal=True, key=k + "preset",
+                    format_func=lambda o: o if o == "default" else f"{o} — {_preset(model, o)['help']}")
+    if pick != "default":
+        chosen_preset = _preset(model, pick)
+        fields = {n: (t, chosen_preset["params"].get(n, d), h) for n, (t, d, h) in fields.items()}
+        k += pick + "."  # the preset's own widgets, starting from its values
+        st.info(f"Preset **{pick}**: " + ", ".join(f"{n} = {v}" for n, v in chosen_preset["params"].items())
+                + "; trains on half of the rows (test_size 0.5) so the attacks have as many non-members. "
+                "This model is meant to leak: see the Privacy page.", icon=":material/school:")
 
 left, right = st.columns(2, gap="large")
 with left:
@@ -150,7 +164,7 @@ with right:
         params["components"] = st.slider("Mixture components", 1, 10, int(fields["components"][1]),
                                          key=k + "components", help=fields["components"][2])
     if "epochs" in fields:
-        params["epochs"] = st.slider("Epochs", 1, 50, int(fields["epochs"][1]), key=k + "epochs",
+        params["epochs"] = st.slider("Epochs", 1, max(50, int(fields["epochs"][1])), int(fields["epochs"][1]), key=k + "epochs",
                                      help=fields["epochs"][2])
     if "seed" in fields:
         params["seed"] = int(st.number_input("Seed", 0, 2**31 - 1, int(fields["seed"][1]), key=k + "seed",
@@ -174,6 +188,8 @@ try:
     from dpcore.runs import RunConfig
 
     data_cfg = {key: v for key, v in choice.items() if key in ui.data_config_fields()}
+    if chosen_preset is not None:
+        data_cfg.update(chosen_preset.get("data", {}))
     config = RunConfig(model=model, params=params, data=data_cfg)
     if "batch_size" in params and params["batch_size"] >= train.n:
         raise DPCoreError(f"batch_size ({params['batch_size']}) must be smaller than the training rows "

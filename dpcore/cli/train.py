@@ -114,7 +114,7 @@ def register(sub) -> None:
     src.add_argument("--dataset", help="a built-in dataset (python -m dpcore datasets)")
     src.add_argument("--data", metavar="FILE.csv", help="a CSV file instead of --dataset")
     src.add_argument("--target", help="label column of --data (optional)")
-    src.add_argument("--test-size", type=float, default=0.1, help="held-out share (default 0.1; "
+    src.add_argument("--test-size", type=float, default=None, help="held-out share (default 0.1, 0.5 for --preset overfit; "
                      "mnist/fashion-mnist use the official split)")
     src.add_argument("--split-seed", type=int, default=0, help="seed of the train/test split")
     src.add_argument("--rows", type=int, default=None, help="keep a seeded subset of at most ROWS rows")
@@ -128,6 +128,9 @@ def register(sub) -> None:
                           "noisy histogram (needs the columns' kinds declared)")
     src.add_argument("--bounds-noise", type=float, default=10.0, metavar="SIGMA",
                      help="noise multiplier of --bounds dp (default 10)")
+    p.add_argument("--preset", default=None,
+                   help="named settings (vae: overfit = a model that memorises, for teaching); "
+                        "explicit flags override them")
     p.add_argument("--out", help="run folder ROOT/NAME (default runs/<model>-<data>-eps…-<time>)")
     p.add_argument("--overwrite", action="store_true", help="replace an existing run folder")
     p.add_argument("--json", action="store_true", help="print one JSON object at the end")
@@ -185,10 +188,19 @@ def cmd_train(args) -> int:
 
         noise = check_positive("--bounds-noise", args.bounds_noise)
     declared = _declared(args.declare, args.data)
-    data = DataConfig(dataset=args.dataset, csv=args.data, target=args.target, test_size=args.test_size,
+    params, test_size = _params(args), args.test_size
+    if args.preset is not None:
+        from dpcore.models.presets import preset
+
+        chosen = preset(args.model, args.preset)
+        params = {**chosen["params"], **params}
+        if test_size is None:
+            test_size = chosen.get("data", {}).get("test_size")
+    test_size = 0.1 if test_size is None else test_size
+    data = DataConfig(dataset=args.dataset, csv=args.data, target=args.target, test_size=test_size,
                       split_seed=args.split_seed, outlier=args.outlier, n=args.rows, dp_bounds_noise=noise,
                       **declared)
-    cfg = RunConfig(args.model, _params(args), data)
+    cfg = RunConfig(args.model, params, data)
     root, name = ("runs", None) if args.out is None else (str(Path(args.out).parent), Path(args.out).name)
     bar, callback = _progress(args)
     t0 = time.time()

@@ -16,7 +16,7 @@ Pages use `from dpcore import ui` and the names below; each lives in the module 
 Only this package imports Streamlit; torch and the models load inside the helpers that need them,
 so the first page paints quickly.
 """
-from dpcore.ui.cache import (bundle, key, latent, marginals, mia, one_way, report_html, run_mtime, samples,
+from dpcore.ui.cache import (attack_estimate_seconds, attacks, bundle, canary_audit, key, latent, marginals, mia, one_way, report_html, run_mtime, samples,
                              synthetic_csv, utility)
 from dpcore.ui.coverage import lvae_guarantee, what_eps_covers
 from dpcore.ui.data import (DEFAULT_DATASET, data_choice, data_config_fields, data_label, default_data_choice,
@@ -32,7 +32,7 @@ from dpcore.ui.picker import choose_runs, headline_missing, list_runs, model_run
 
 __all__ = [
     "DEFAULT_DATASET", "DEFAULT_MODEL", "EPSILON_CHOICES", "EPSILON_EXPLAINER", "MODEL_BLURBS", "POLL_SECONDS",
-    "LiveRun", "bundle", "calibration_preview", "choose_runs", "coerce_param", "config_fields", "config_widget",
+    "LiveRun", "attack_estimate_seconds", "attacks", "bundle", "canary_audit", "calibration_preview", "choose_runs", "coerce_param", "config_fields", "config_widget",
     "data_choice", "data_config_fields", "data_label", "default_data_choice", "default_delta",
     "ensure_navigation", "fmt_eps", "fmt_seconds", "guard", "headline_missing", "key", "latent", "list_runs",
     "live_run", "load_data", "marginals", "mia", "model_info", "model_runs", "one_way", "parse_table",

@@ -109,3 +109,58 @@ def report_html(name: str, mtime: float, kind: str = "shareable") -> str:
 def synthetic_csv(name: str, mtime: float) -> bytes:
     """The run's synthetic sample in the original columns, as CSV bytes."""
     return _bundle(name, mtime).synthetic.to_frame().to_csv(index=False).encode()
+
+
+def attack_estimate_seconds(name: str, attacks: tuple[str, ...]) -> float:
+    """A rough time for the attacks before running them: distances scale with synthetic rows ×
+    targets × features; the reference model with the run's own training time × reference/training rows."""
+    b = bundle(name)
+    n_t = min(1000, b.train.n, b.test.n // 2)
+    d = min(b.train.n_features, 40 if b.train.n_features > 100 else b.train.n_features)
+    secs = 1.0 + b.synthetic.n * 2 * n_t * max(d, 10) / 2e8
+    if "loss-reference" in attacks:
+        from dpcore.evaluate.attacks.loss import reference_cost_seconds
+
+        trained = b.run.status().get("seconds")
+        secs += reference_cost_seconds(trained, b.train.n, max(0, b.test.n - n_t)) or 60.0
+    return secs
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def attacks(name: str, mtime: float, names: tuple[str, ...]):
+    """(results, skipped, exposed) of the attack ladder on run `name` — cached per run and attacks.
+
+    exposed: the 8 targets the best attack is surest about, with their nearest synthetic rows."""
+    import numpy as np
+
+    from dpcore.evaluate.attacks import best, run_attacks
+
+    b = _bundle(name, mtime)
+    bar = st.progress(0.0, text="Starting the attacks…")
+
+    def progress(attack, i, total):
+        bar.progress(i / max(1, total), text=f"Attack {i + 1} of {total}: {attack}…")
+
+    results, skipped, targets, view = run_attacks(b.synthetic, b.train, b.test, b.model, list(names),
+                                                  delta=b.delta if b.private else 0.0, progress=progress)
+    bar.empty()
+    top = best(results)
+    exposed = None
+    if top is not None:
+        scores = np.concatenate([top.member_scores, top.non_member_scores])
+        pos = np.argsort(-scores, kind="stable")[:8]
+        near = view.nearest_synthetic_rows(pos)[:, 0]
+        feats = targets.features()
+        exposed = {"attack": top.name, "targets": feats[pos], "nearest": b.synthetic.features[near],
+                   "member": (pos < targets.n).tolist(), "image_shape": b.train.image_shape,
+                   "outlier_rank": None, "n_scored": len(scores)}
+        if targets.outlier_position is not None:  # 1 = the target the attacker is surest about
+            exposed["outlier_rank"] = int(1 + (scores > scores[targets.outlier_position]).sum())
+    return results, skipped, exposed
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def canary_audit(name: str, mtime: float, canaries: int) -> dict:
+    from dpcore.evaluate.attacks.report import audit_run
+
+    return audit_run(_bundle(name, mtime), canaries)
