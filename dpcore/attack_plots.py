@@ -14,15 +14,18 @@ NOT_COVERED = "not covered by ε — data owner only"
 
 
 def attack_curves_figure(runs: Sequence[tuple[str, Sequence]], bounds=()):
-    """Type-II vs type-I error for each (run label, [AttackResult, …]) and dashed bound curves."""
+    """Type-II vs type-I error for each (run label, [AttackResult, …]), dashed bound curves and dotted
+    approximations (a curve whose label says it is no bound, e.g. the GDP CLT curve)."""
     import plotly.graph_objects as go
+
+    from dpcore.evaluate.bounds import APPROXIMATION
 
     fig = go.Figure()
     fig.add_trace(go.Scatter(x=[0, 1], y=[1, 0], mode="lines", name="random guess",
                              line=dict(color="lightgrey", dash="dot")))
     for label, a, b in bounds:
         fig.add_trace(go.Scatter(x=np.asarray(a), y=np.asarray(b), mode="lines", name=html.escape(str(label)),
-                                 line=dict(dash="dash", width=2)))
+                                 line=dict(dash="dot" if APPROXIMATION in str(label) else "dash", width=2)))
     dashes = ("solid", "dashdot", "longdash")
     for i, (run, results) in enumerate(runs):
         for r in results:
