@@ -15,6 +15,7 @@ from torch import nn
 from dpcore.models._common import check_finite
 from dpcore.models.base import Callback, TrainingEvent, emit
 from dpcore.privacy.ledger import PrivacyLedger
+from dpcore.privacy.randomness import NoiseSource
 
 LossFn = Callable[[torch.Tensor], dict[str, torch.Tensor]]
 
@@ -70,20 +71,23 @@ def sgd_steps(n: int, batch_size: int, epochs: int) -> int:
 def train_sgd(module: nn.Module, loss_fn: LossFn, *, n: int, batch_size: int, steps: int, lr: float,
               private: bool, ledger: PrivacyLedger, noise_multiplier: float, max_grad_norm: float,
               generator: torch.Generator, device: torch.device, progress: Progress,
-              phase: str = "sgd", name: str = "dp-sgd") -> int:
+              phase: str = "sgd", name: str = "dp-sgd", noise: NoiseSource | None = None) -> int:
     """Run `steps` optimiser steps of Adam on Σ losses; returns the number of steps done.
 
     Private: `DPSGD` draws Poisson batches (rate B/N), clips per-example gradients to
-    `max_grad_norm`, adds N(0, σ²C²) and records every step in `ledger`. Non-private: shuffled
-    mini-batches and the plain mean gradient (ε = ∞, nothing recorded).
+    `max_grad_norm`, adds N(0, σ²C²) and records every step in `ledger`; the coins and the noise
+    come from `noise` (None: secret streams), never from the public `generator`. Non-private:
+    mini-batches shuffled by `generator` and the plain mean gradient (ε = ∞, nothing recorded).
     """
     opt = torch.optim.Adam(module.parameters(), lr=lr)
     if private:
         from dpcore.privacy.dpsgd import DPSGD
 
+        src = noise if noise is not None else NoiseSource.secret()
         engine = DPSGD(module, opt, noise_multiplier=noise_multiplier, max_grad_norm=max_grad_norm,
                        n=n, expected_batch_size=batch_size, ledger=ledger, name=name,
-                       generator=generator, private=True)
+                       generator=src.torch(f"{name} noise", device), private=True,
+                       sampling_generator=src.torch(f"{name} sampling", device))
     perm, pos = None, n
     for t in range(steps):
         if private:

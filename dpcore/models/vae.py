@@ -21,6 +21,7 @@ from dpcore.models import _common as C
 from dpcore.models._neural import NeuralSynthesizer
 from dpcore.models._training import EpsilonMeter, Progress, sgd_steps, train_sgd
 from dpcore.models.base import Callback, FitResult, PrivacyBudget
+from dpcore.privacy.randomness import NoiseSource
 
 
 _f = C.hparam
@@ -38,7 +39,7 @@ class VAEConfig:
     likelihood: str = _f("bernoulli", "decoder likelihood: 'bernoulli' (cross-entropy) or 'gaussian' (squared error)")
     recon_scale: float = _f(0.7071, "standard deviation of the Gaussian likelihood (0.707: plain squared error)")
     label_weight: float = _f(1.0, "weight of the one-hot label block in the reconstruction loss")
-    seed: int = _f(0, "random seed (same config and seed → same run)")
+    seed: int = _f(0, C.SEED_HELP)
     device: str = _f("cpu", "'cpu', 'cuda' or 'auto' (CUDA when available)")
 
     def __post_init__(self) -> None:
@@ -54,6 +55,7 @@ class DPVAEConfig(VAEConfig):
     epsilon: float = _f(1.0, "total privacy budget ε (DP-SGD, RDP accountant)")
     delta: float = _f(1e-5, "δ of the (ε, δ) guarantee")
     max_grad_norm: float = _f(1.0, "per-example gradient clipping norm C")
+    reproducible_noise: bool = _f(False, C.REPRODUCIBLE_NOISE_HELP)
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -110,7 +112,8 @@ class VAE(NeuralSynthesizer):
         done = train_sgd(module, loss_fn, n=n, batch_size=cfg.batch_size, steps=steps, lr=cfg.lr,
                          private=self.private, ledger=self.ledger, noise_multiplier=sigma,
                          max_grad_norm=getattr(cfg, "max_grad_norm", 1.0), generator=noise_gen,
-                         device=self.device, progress=prog, name="dp-sgd (vae)")
+                         device=self.device, progress=prog, name="dp-sgd (vae)",
+                         noise=NoiseSource.for_config(cfg, self.private))
         self.calibration["sgd_steps_done"] = done
         self.fit_result = FitResult(epsilon=meter(), delta=delta, steps=prog.step,
                                     stopped=prog.stopped, seconds=time.perf_counter() - t0)

@@ -42,6 +42,7 @@ from dpcore.errors import DataError, InvalidParameter, check_int, check_positive
 from dpcore.privacy.ledger import MechanismRecord, PrivacyLedger
 from dpcore.privacy.mechanisms import (as_rng, clip_rows, gaussian_mechanism,
                                        symmetric_gaussian_noise)
+from dpcore.privacy.randomness import noise_kind
 
 MEAN_NOISE_RATIO = 2.0
 PCA_RECORD = "dp-pca"
@@ -106,7 +107,9 @@ class DPPCA:
             return self.mean_noise_multiplier
         return MEAN_NOISE_RATIO * self.noise_multiplier
 
-    def fit(self, X, ledger: PrivacyLedger | None, rng) -> "DPPCA":
+    def fit(self, X, ledger: PrivacyLedger | None, rng, *, mean_rng=None) -> "DPPCA":
+        """rng: the covariance noise's generator; mean_rng: the mean's (None: rng). Pass secret
+        streams (dpcore.privacy.randomness); an int seed makes the records "seeded"."""
         X = _check_matrix(X)
         n, d = X.shape
         if self.pca_dim > d:
@@ -115,6 +118,7 @@ class DPPCA:
         if private and ledger is None:
             raise InvalidParameter("ledger is required for a private fit")
         rng = as_rng(rng)
+        mean_rng = rng if mean_rng is None else as_rng(mean_rng)
         c = self.clip_norm
         self.n_features_in_ = d
         self.n_samples_ = n
@@ -124,7 +128,7 @@ class DPPCA:
             for B in _blocks(X):
                 total += clip_rows(B, R).sum(axis=0)
             if private:
-                total = gaussian_mechanism(total, R, self.mean_sigma, rng, ledger=ledger,
+                total = gaussian_mechanism(total, R, self.mean_sigma, mean_rng, ledger=ledger,
                                            name=MEAN_RECORD)
             self.mean_ = total / n
         elif self.center == "public":
@@ -141,7 +145,7 @@ class DPPCA:
         if private:
             S += symmetric_gaussian_noise(d, self.noise_multiplier * c * c, rng)
             ledger.add(MechanismRecord(PCA_RECORD, "gaussian", self.noise_multiplier,
-                                       sensitivity=c * c))
+                                       sensitivity=c * c, noise=noise_kind(rng)))
         vals, vecs = np.linalg.eigh(S)
         order = np.argsort(vals)[::-1][: self.pca_dim]
         vecs = vecs[:, order]
