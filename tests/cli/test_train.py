@@ -78,3 +78,31 @@ def test_bad_arguments_exit_2_with_one_line(tmp_path, capsys, argv, words):
 def test_sample_from_a_missing_run_exits_2(tmp_path, capsys):
     assert main(["sample", str(tmp_path / "nothing"), "--out", str(tmp_path / "a.csv")]) == 2
     assert "not a run" in capsys.readouterr().err
+
+
+def _train_and_sample(tmp_path, capsys, name, *extra):
+    out = tmp_path / "runs" / name
+    assert main(["train", "--model", "p3gm", "--dataset", "digits", "--seed", "0", *TINY, "--em-iters", "2",
+                 *extra, "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    res = json.loads(text) if "--json" in extra else text
+    rows = []
+    for i in range(2):
+        target = tmp_path / f"{name}-{i}.npz"
+        assert main(["sample", str(out), "--n", "20", "--seed", "5", "--out", str(target)]) == 0
+        rows.append(np.load(target)["images"])
+    capsys.readouterr()
+    np.testing.assert_array_equal(rows[0], rows[1])  # one run, one sample seed: identical rows
+    return res, rows[0]
+
+
+def test_same_seed_trains_different_models_unless_noise_is_reproducible(tmp_path, capsys):
+    a, rows_a = _train_and_sample(tmp_path, capsys, "a", "--json")
+    b, rows_b = _train_and_sample(tmp_path, capsys, "b")
+    assert not np.array_equal(rows_a, rows_b)  # the mechanism noise is secret, not the seed's
+    assert (a["noise"], a["private"]) == ("secret", True) and "not private" not in b
+    c, rows_c = _train_and_sample(tmp_path, capsys, "c", "--reproducible-noise", "--json")
+    d, rows_d = _train_and_sample(tmp_path, capsys, "d", "--reproducible-noise")
+    np.testing.assert_array_equal(rows_c, rows_d)
+    assert (c["noise"], c["private"]) == ("seeded", False) and c["epsilon"] == a["epsilon"]
+    assert "not private: noise reproducible from the seed" in d
