@@ -8,8 +8,8 @@ noise and never saved) each see one disjoint shard of the data. Each generated r
 its own uniformly drawn critic, which is what makes every row a 1/ndis-subsampled Gaussian query
 (accounting and proof: dpcore.privacy.gradient_sanitizer). For that proof every critic is updated
 at every step, whatever the routes, from its own random stream (critic j: shard j, its stream and
-the generator only); shards, routes and the sanitiser's noise are secret (not from `seed`). σ is calibrated from ε by the
-accountant; the ε reported is the accountant's ε of the ledger.
+the generator only); shards, routes and the sanitiser's noise are secret (not from `seed`).
+σ is calibrated from ε by the accountant; the ε reported is the accountant's ε of the ledger.
 
 The critics are one batched "ensemble" (weights stacked as (ndis, ...), gathered per step, each
 with its own Adam state), so tens to thousands of small MLP critics cost a few batched matmuls.
