@@ -59,6 +59,24 @@ def accuracy(synthetic, test, seed: int = 0) -> float:
     return float((pred == test.labels).mean())
 
 
+def ladder_outlier_ranks(model, synthetic, train, test) -> dict:
+    """Each attack of the ladder (but the costly reference model) on 1 000 targets per side, the
+    injected outlier always a member target: its AUC and the outlier's rank among all 2 000 targets
+    (1 = the target the attack is surest was a member)."""
+    from dpcore.evaluate.attacks import run_attacks
+
+    names = ["dcr", "monte-carlo", "gan-leaks", "domias", "loss"]
+    results, _, targets, _ = run_attacks(synthetic, train, test, model, names, n_targets=1000, seed=0,
+                                         device="cpu")
+    out = {}
+    for r in results:
+        scores = np.concatenate([r.member_scores, r.non_member_scores])
+        mine = scores[targets.outlier_position]
+        out[r.name] = {"auc": round(r.auc, 4), "outlier_rank": int((scores > mine).sum() + 1),
+                       "targets": int(scores.size), "epsilon_lower_bound": round(r.eps_lower_bound, 3)}
+    return out
+
+
 def nearest(x: np.ndarray, rows: np.ndarray) -> float:
     return float(np.sqrt(((rows - x[None]) ** 2).sum(1).min()))
 
@@ -122,7 +140,8 @@ def outlier_experiment(quick: bool, names=OUTLIER_MODELS, epochs: int | None = N
                / result["setup"]["outlier_to_nearest_test_image"],
                "resample_mia_rank": res_mia.outlier_rank, "resample_mia_auc": res_mia.auc,
                "resample_mia_eps_lower_bound": res_mia.eps_lower_bound,
-               "resample_accuracy": accuracy(res, test), "mcmc_acceptance": info["acceptance"]}
+               "resample_accuracy": accuracy(res, test), "mcmc_acceptance": info["acceptance"],
+               "ladder": ladder_outlier_ranks(model, syn, train, test)}
         if hasattr(model, "privacy_claim"):
             claim = model.privacy_claim()
             row["claim"] = {k: claim[k] for k in ("certified", "epsilon", "delta", "lipschitz_bound",
@@ -222,7 +241,10 @@ def _report(out: dict) -> None:
         print("L-VAE outlier experiment (Fashion-MNIST, 9 999 images + 1 all-white)")
         print("  " + ", ".join(f"{k}={_fmt(v)}" for k, v in o["setup"].items()))
         for name, row in o["models"].items():
-            print(f"  {name:14s} " + ", ".join(f"{k}={_fmt(v)}" for k, v in row.items() if k != "claim"))
+            print(f"  {name:14s} " + ", ".join(f"{k}={_fmt(v)}" for k, v in row.items()
+                                               if k not in ("claim", "ladder")))
+            for attack, r in row.get("ladder", {}).items():
+                print(" " * 17 + f"{attack}: AUC {r['auc']}, outlier rank {r['outlier_rank']} / {r['targets']}")
             if "claim" in row:
                 print(" " * 17 + "claim: " + ", ".join(f"{k}={_fmt(v)}" for k, v in row["claim"].items()))
     if "gswgan" in out:

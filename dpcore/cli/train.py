@@ -211,9 +211,10 @@ def cmd_train(args) -> int:
             bar.close()
     seconds = time.time() - t0
     status = run.status()
+    ledger = run.ledger()
     out = {"run": str(run.path), "model": cfg.model, "status": status["status"], "epsilon": run.epsilon,
-           "delta": run.delta, "ledger": run.ledger().to_list(), "seconds": round(seconds, 3),
-           "steps": status.get("step"), "params": cfg.params}
+           "delta": run.delta, "ledger": ledger.to_list(), "seconds": round(seconds, 3),
+           "steps": status.get("step"), "params": cfg.params, **_noise_summary(ledger, run.epsilon)}
     metrics = run.metrics()
     if metrics:
         out["final_losses"] = metrics[-1].get("losses", {})
@@ -230,7 +231,8 @@ def cmd_train(args) -> int:
         print_json(out)
     else:
         eps = "∞" if math.isinf(out["epsilon"]) else f"{out['epsilon']:.4g}"
-        print(f"{status['status']}: {run.path} (ε = {eps}, δ = {out['delta']:g}, {seconds:.1f} s)")
+        print(f"{status['status']}: {run.path} (ε = {eps}, δ = {out['delta']:g}, {seconds:.1f} s)"
+              + (f"; {NOT_PRIVATE}" if out["noise"] == "seeded" else ""))
         if claim:
             print(f"privacy claim: {claim['summary']}")
     return 0
@@ -255,6 +257,18 @@ def _declared(path, csv) -> dict:
         raise InvalidParameter(f"--declare {path} must be a JSON object with keys among {', '.join(keys)}, "
                                "each mapping column names to a kind, [lower, upper] or a list of levels")
     return {k: doc[k] for k in keys if doc.get(k)}
+
+
+NOT_PRIVATE = "not private: noise reproducible from the seed"
+
+
+def _noise_summary(ledger, epsilon: float) -> dict:
+    """{"noise": "secret" | "seeded" | None (no mechanism), "private": bool}: a run whose noise
+    can be re-drawn from its public seed (`reproducible_noise`) is not private, whatever its ε."""
+    if not len(ledger):
+        return {"noise": None, "private": False}
+    seeded = ledger.reproducible_noise
+    return {"noise": "seeded" if seeded else "secret", "private": math.isfinite(epsilon) and not seeded}
 
 
 def _model_json(run_path) -> dict:

@@ -34,6 +34,8 @@ def privatise_bounds(frame: pd.DataFrame, schema: Schema, *, noise_multiplier: f
     Returns the new schema (those columns get origin "dp") and the ledger record as a dict in
     `MechanismRecord.to_dict()` form (None when no column needed it); dpcore.data sits below
     dpcore.privacy, so models turn it into a record with `MechanismRecord.from_dict`. `noise_multiplier` σ: noise std is σ·√k on every count.
+    seed: None (default) draws the noise from fresh OS entropy (a secret 128-bit SeedSequence); an
+    int makes it reproducible and the record says "seeded" (not private: debugging only).
     """
     sigma = check_positive("noise_multiplier", noise_multiplier)
     todo = [c for c in schema.feature_columns if c.is_continuous and c.origin == "data"
@@ -62,5 +64,6 @@ def privatise_bounds(frame: pd.DataFrame, schema: Schema, *, noise_multiplier: f
             lo, hi = math.floor(lo), math.ceil(hi)
         new = new.with_column(spec.name, lower=lo, upper=hi, origin="dp")
     record = {"name": "preprocessing: noisy bounds", "mechanism": "gaussian", "noise_multiplier": sigma,
-              "sampling_rate": 1.0, "steps": 1, "sensitivity": sensitivity}
+              "sampling_rate": 1.0, "steps": 1, "sensitivity": sensitivity,
+              "noise": "secret" if seed is None else "seeded"}
     return new, record

@@ -68,6 +68,12 @@ def check_common(cfg) -> None:
         raise InvalidParameter(f"device must be 'cpu', 'cuda' or 'auto', got {cfg.device!r}")
 
 
+SEED_HELP = ("random seed of the public randomness (initialisation, shuffles, warm-up); a private "
+             "model's mechanism noise is secret, so the same seed trains another model")
+REPRODUCIBLE_NOISE_HELP = ("debug only: mechanism noise drawn from the seed; the run is NOT private "
+                           "(its ledger says 'seeded')")
+
+
 def hparam(default, help: str):
     """A config dataclass field with its help text (the CLI's and the Train page's source)."""
     return dataclasses.field(default=default, metadata={"help": help})

@@ -98,17 +98,14 @@ class NeuralSynthesizer:
         count ñ (dataset_size.noisy_count, recorded in self.ledger, so call it before the
         calibration: the model's mechanisms get only the budget it leaves); n otherwise.
 
-        rng: the numpy Generator the model's other mechanisms use, or its torch.Generator (DP-VAE
-        has no numpy stream; one 62-bit draw from it seeds the count's noise).
+        rng: the count's own numpy stream (`NoiseSource.numpy("dataset-size")`: secret unless the
+        run asked for reproducible noise).
         """
         if not self.private:
             self.released_rows = None
             return n
         from dpcore.privacy.dataset_size import noisy_count
 
-        if isinstance(rng, torch.Generator):
-            rng = np.random.default_rng(int(torch.randint(2 ** 62, (1,), generator=rng,
-                                                          device=rng.device)))
         self.released_rows = noisy_count(n, rng, ledger=self.ledger)
         return self.released_rows
 

@@ -15,6 +15,7 @@ from torch import nn
 from dpcore.models._common import check_finite
 from dpcore.models.base import Callback, TrainingEvent, emit
 from dpcore.privacy.ledger import PrivacyLedger
+from dpcore.privacy.randomness import NoiseSource
 
 LossFn = Callable[[torch.Tensor], dict[str, torch.Tensor]]
 
@@ -75,23 +76,27 @@ def sgd_steps(n: int, batch_size: int, epochs: int) -> int:
 def train_sgd(module: nn.Module, loss_fn: LossFn, *, n: int, batch_size: int, steps: int, lr: float,
               private: bool, ledger: PrivacyLedger, noise_multiplier: float, max_grad_norm: float,
               generator: torch.Generator, device: torch.device, progress: Progress,
-              phase: str = "sgd", name: str = "dp-sgd", released_n: int | None = None) -> int:
+              phase: str = "sgd", name: str = "dp-sgd", released_n: int | None = None,
+              noise: NoiseSource | None = None) -> int:
     """Run `steps` optimiser steps of Adam on Σ losses; returns the number of steps done.
 
     Private: `DPSGD` draws Poisson batches over the n rows at rate q = min(1, B/ñ) (ñ =
     `released_n`, the run's noisy count; None = n, only for non-private runs), clips per-example
-    gradients to `max_grad_norm`, adds N(0, σ²C²) and records every step in `ledger`.
-    Non-private: shuffled mini-batches and the plain mean gradient (ε = ∞, nothing recorded).
-    The events' epoch is (t+1)·B/ñ, so even the progress stream carries no exact n.
+    gradients to `max_grad_norm`, adds N(0, σ²C²) and records every step in `ledger`; the coins
+    and the noise come from `noise` (None: secret streams), never from the public `generator`.
+    Non-private: mini-batches shuffled by `generator` and the plain mean gradient (ε = ∞, nothing
+    recorded). The events' epoch is (t+1)·B/ñ, so even the progress stream carries no exact n.
     """
     shown_n = n if released_n is None else released_n
     opt = torch.optim.Adam(module.parameters(), lr=lr)
     if private:
         from dpcore.privacy.dpsgd import DPSGD
 
+        src = noise if noise is not None else NoiseSource.secret()
         engine = DPSGD(module, opt, noise_multiplier=noise_multiplier, max_grad_norm=max_grad_norm,
                        n=n, expected_batch_size=batch_size, ledger=ledger, name=name,
-                       generator=generator, private=True, released_n=released_n)
+                       generator=src.torch(f"{name} noise", device), private=True, released_n=released_n,
+                       sampling_generator=src.torch(f"{name} sampling", device))
     perm, pos = None, n
     for t in range(steps):
         if private:

@@ -6,8 +6,10 @@ is privatised: each generated row's gradient is clipped to C and noised (Gradien
 back-propagated through the generator. The ndis discriminators (critics, WGAN-GP, trained without
 noise and never saved) each see one disjoint shard of the data. Each generated row is routed to
 its own uniformly drawn critic, which is what makes every row a 1/ndis-subsampled Gaussian query
-(accounting and proof: dpcore.privacy.gradient_sanitizer). σ is calibrated from ε by the
-accountant; the ε reported is the accountant's ε of the ledger.
+(accounting and proof: dpcore.privacy.gradient_sanitizer). For that proof every critic is updated
+at every step, whatever the routes, from its own random stream (critic j: shard j, its stream and
+the generator only); shards, routes and the sanitiser's noise are secret (not from `seed`).
+σ is calibrated from ε by the accountant; the ε reported is the accountant's ε of the ledger.
 No noisy row count is needed (docs/neighbouring-relation.md): the accounted rate 1/ndis and the
 query count steps × batch are hyperparameters, and nothing published divides by the private n.
 
@@ -40,6 +42,7 @@ from dpcore.models._training import EpsilonMeter, Progress
 from dpcore.models.base import Callback, FitResult, PrivacyBudget
 from dpcore.privacy.gradient_sanitizer import GradientSanitizer, ledger_record, noise_for_epsilon
 from dpcore.privacy.ledger import PrivacyLedger
+from dpcore.privacy.randomness import NoiseSource, combined_kind
 
 
 _f = C.hparam
@@ -71,7 +74,8 @@ class GSWGANConfig:
     lr_d: float = _f(5e-4, "critic Adam learning rate")
     beta1: float = _f(0.5, "Adam β1 (generator and critics)")
     beta2: float = _f(0.9, "Adam β2 (generator and critics)")
-    seed: int = _f(0, "random seed (same config and seed → same run)")
+    reproducible_noise: bool = _f(False, C.REPRODUCIBLE_NOISE_HELP)
+    seed: int = _f(0, C.SEED_HELP)
     device: str = _f("cpu", "'cpu', 'cuda' or 'auto' (CUDA when available)")
 
     def __post_init__(self) -> None:
@@ -236,11 +240,13 @@ class GSWGAN:
         sigma = noise_for_epsilon(eps, delta, ndis, queries, spent=self.ledger) if private else 0.0
         self.calibration = {"noise_multiplier": sigma, "queries": queries, "sampling_rate": 1.0 / ndis,
                             "accounting": "per-row routing; record noise multiplier σ/2 (sensitivity 2C)"}
-        gen = C.torch_generator(cfg.seed)
-        rng = np.random.default_rng(cfg.seed)
+        gen = C.torch_generator(cfg.seed)  # public: initialisation and the generator's own inputs
+        noise = NoiseSource.for_config(cfg, private)  # shards, routes, critics, sanitiser: secret
+        shard_rng, routes = noise.numpy("gswgan-shards"), noise.torch("gswgan-routes", dev)
+        streams = noise.numpy_streams("gswgan-critics", ndis)  # critic j draws from streams[j] only
         # Each record draws its shard independently (like Poisson sampling): adding, removing or
         # replacing one record changes one shard only. An empty shard's critic sees no real rows.
-        owner = rng.integers(ndis, size=n)
+        owner = shard_rng.integers(ndis, size=n)
         order = np.argsort(owner, kind="stable")
         counts_np = np.bincount(owner, minlength=ndis)
         shards = torch.zeros(ndis, max(1, int(counts_np.max())), dtype=torch.int64)
@@ -253,27 +259,38 @@ class GSWGAN:
         self.generator = _Generator(cfg.latent_dim, K, cfg.gen_hidden, D, gen).to(dev)
         critics = CriticEnsemble(ndis, D + K, cfg.critic_hidden, gen, dev, cfg.lr_d, (cfg.beta1, cfg.beta2))
         opt = torch.optim.Adam(self.generator.parameters(), lr=cfg.lr_g, betas=(cfg.beta1, cfg.beta2))
-        noise = gen if dev.type == "cpu" else torch.Generator(dev).manual_seed(cfg.seed)
-        sanitizer = GradientSanitizer(cfg.clip, sigma, noise)
+        public = gen if dev.type == "cpu" else torch.Generator(dev).manual_seed(cfg.seed)
+        sanitizer = GradientSanitizer(cfg.clip, sigma, noise.torch("gswgan-sanitizer", dev))
+        kind = combined_kind(shard_rng, routes, sanitizer.generator)
         prog = Progress(cfg.warmup_steps + cfg.steps, callback, EpsilonMeter(self.ledger, delta, private))
 
         def with_labels(x, y):
             return torch.cat([x, nn.functional.one_hot(y, K).to(x.dtype)], -1) if K else x
 
+        def critic_draws(ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+            """Each critic's own draws (row picks, fake labels, GP mix; fake inputs z), a fixed
+            amount per update from its own stream: critic j never depends on another's coins."""
+            b, L = cfg.critic_batch, cfg.latent_dim
+            u, z = np.empty((len(ids), b, 3)), np.empty((len(ids), b, L), np.float32)
+            for i, j in enumerate(ids.tolist()):
+                u[i] = streams[j].random((b, 3))
+                z[i] = streams[j].standard_normal((b, L), dtype=np.float32)
+            return torch.as_tensor(u, device=dev), torch.as_tensor(z, device=dev)
+
         def critic_update(ids: torch.Tensor) -> dict[str, float]:
             m, b = len(ids), cfg.critic_batch
-            pick = (torch.rand(m, b, generator=noise, device=dev) * counts[ids][:, None]).long()
+            u, z = critic_draws(ids)
+            last = (counts[ids] - 1).clamp_min(0)[:, None]
+            pick = (u[..., 0] * counts[ids][:, None]).long().minimum(last)
             rows = shards[ids[:, None], pick]
             has_real = (counts[ids] > 0).to(Xt.dtype)
             xr = Xt[rows] * has_real[:, None, None]  # an empty shard never borrows another's rows
             y = None
             if K:
-                y = torch.where(has_real.bool()[:, None], Yt[rows],
-                                torch.randint(K, rows.shape, generator=noise, device=dev))
+                y = torch.where(has_real.bool()[:, None], Yt[rows], (u[..., 1] * K).long().clamp_max(K - 1))
             with torch.no_grad():
-                z = torch.randn(m * b, cfg.latent_dim, generator=noise, device=dev)
-                xf = self.generator(z, None if y is None else y.reshape(-1)).view(m, b, D)
-            mix = torch.rand(m, b, 1, generator=noise, device=dev)
+                xf = self.generator(z.view(m * b, -1), None if y is None else y.reshape(-1)).view(m, b, D)
+            mix = u[..., 2:].to(Xt.dtype)
             xi = (mix * xr + (1 - mix) * xf).requires_grad_(True)
             p = critics.gather(ids)
             dr = critics.forward(p, with_labels(xr, y))
@@ -288,26 +305,32 @@ class GSWGAN:
             return {"wasserstein": float(w.detach().mean()), "gp": float(gp.detach().mean())}
 
         chunk = max(1, min(ndis, 4096 // cfg.critic_batch))
-        for _ in range(cfg.warmup_steps):  # non-private critic pre-training (critics are never released)
+        blocks = [torch.arange(i, min(ndis, i + chunk), device=dev) for i in range(0, ndis, chunk)]
+
+        def update_all() -> dict[str, float]:
+            """One update of EVERY critic: the schedule is public and ignores the routes."""
             stats: dict[str, float] = {}
-            for i in range(0, ndis, chunk):
-                stats = critic_update(torch.arange(i, min(ndis, i + chunk), device=dev))
-            if not prog.event("warmup", stats):
+            for ids in blocks:
+                stats = critic_update(ids)
+            return stats
+
+        for _ in range(cfg.warmup_steps):  # non-private critic pre-training (critics are never released)
+            if not prog.event("warmup", update_all()):
                 break
         step = 0
         while not prog.stopped and step < cfg.steps:
             B = cfg.batch_size
-            route = torch.randint(ndis, (B,), generator=noise, device=dev)  # one critic per row
             stats = {}
             for _ in range(cfg.critic_steps):
-                stats = critic_update(torch.unique(route))
-            z = torch.randn(B, cfg.latent_dim, generator=noise, device=dev)
-            yg = torch.randint(K, (B,), generator=noise, device=dev) if K else None
+                stats = update_all()
+            route = torch.randint(ndis, (B,), generator=routes, device=dev)  # one critic per row
+            z = torch.randn(B, cfg.latent_dim, generator=public, device=dev)
+            yg = torch.randint(K, (B,), generator=public, device=dev) if K else None
             opt.zero_grad(set_to_none=True)
             losses, _ = generator_backward(self.generator, critics, route, z, yg, sanitizer)
             opt.step()
             if private:
-                self.ledger.add(ledger_record(sigma, ndis, B, cfg.clip))
+                self.ledger.add(ledger_record(sigma, ndis, B, cfg.clip, noise=kind))
             step += 1
             stats["generator"] = float(losses.mean())
             C.check_finite(stats["generator"], "gan", step)

@@ -35,6 +35,7 @@ from dpcore.models._neural import NeuralSynthesizer
 from dpcore.models._training import EpsilonMeter, Progress, sgd_steps, train_sgd
 from dpcore.models.base import Callback, FitResult, PrivacyBudget
 from dpcore.models.label_shares import sample_with_quotas, shares_from_mean
+from dpcore.privacy.randomness import NoiseSource
 
 
 _f = C.hparam
@@ -71,7 +72,7 @@ class PGMConfig:
     label_shares: str = _f("dp-mean", "labelled data: 'dp-mean' keeps generated rows so the label shares match "
                            "the label block of DP-PCA's noisy mean (post-processing, no privacy cost; "
                            "needs the noisy pca_center) or 'decoder' (as decoded)")
-    seed: int = _f(0, "random seed (same config and seed → same run)")
+    seed: int = _f(0, C.SEED_HELP)
     device: str = _f("cpu", "'cpu', 'cuda' or 'auto' (CUDA when available)")
 
     def __post_init__(self) -> None:
@@ -110,6 +111,7 @@ class P3GMConfig(PGMConfig):
     delta: float = _f(1e-5, "δ of the (ε, δ) guarantee")
     encoder_share: float = _f(0.3, "share of the budget spent on DP-PCA + DP-EM (0.1–0.3 works best)")
     max_grad_norm: float = _f(1.0, "per-example gradient clipping norm C of DP-SGD")
+    reproducible_noise: bool = _f(False, C.REPRODUCIBLE_NOISE_HELP)
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -172,25 +174,25 @@ class P3GM(NeuralSynthesizer):
         self.mean_clip = (float(cfg.mean_clip_norm) if cfg.mean_clip_norm is not None
                           else math.sqrt(pca_width))  # every (pooled) column lies in [0, 1]
         self.ledger = C.data_ledger(train)
-        rng = np.random.default_rng(cfg.seed)
+        noise = NoiseSource.for_config(cfg, self.private)  # PCA, EM, DP-SGD: secret streams
         gen = C.torch_generator(cfg.seed)
-        n_pub = self._release_count(n, rng)  # ñ (ledgered) for P3GM/P3GM-AE, n for PGM
+        n_pub = self._release_count(n, noise.numpy("dataset-size"))  # ñ (ledgered) for P3GM/P3GM-AE, n for PGM
         steps = sgd_steps(n_pub, cfg.batch_size, cfg.epochs)
         sig = self._calibrate(eps, delta, n_pub, steps)
         meter = EpsilonMeter(self.ledger, delta, self.private)
         warmup = cfg.warmup_steps if (cfg.pca_codes == "raw" or train.is_image) else 0
         prog = Progress(2 + warmup + steps, callback, meter)
 
-        Z = self._fit_pca(X, sig, rng)
+        Z = self._fit_pca(X, sig, noise)
         if prog.event("pca"):
-            self._fit_prior(Z, sig, rng)
+            self._fit_prior(Z, sig, noise.numpy("dp-em"))
             prog.event("em")
         else:  # stopped right after PCA: an uninformed N(0, r²/d · I) prior keeps sample() usable
-            self._fit_prior(Z, {**sig, "em_sigma": None}, rng)
+            self._fit_prior(Z, {**sig, "em_sigma": None}, noise.numpy("dp-em"))
         self._build_nets(D, gen)
         if not prog.stopped and warmup:
             self._warmup(prog, warmup)
-        done = self._train(X, gen, sig, prog) if not prog.stopped else 0
+        done = self._train(X, gen, sig, prog, noise) if not prog.stopped else 0
         self.calibration["sgd_steps_done"] = done
         self.fit_result = FitResult(epsilon=meter(), delta=delta, steps=prog.step,
                                     stopped=prog.stopped, seconds=time.perf_counter() - t0)
@@ -262,7 +264,7 @@ class P3GM(NeuralSynthesizer):
         self.calibration = {**sig, "planned_epsilon": cal.epsilon, "sgd_steps": steps}
         return sig
 
-    def _fit_pca(self, X: np.ndarray, sig: dict, rng: np.random.Generator) -> np.ndarray:
+    def _fit_pca(self, X: np.ndarray, sig: dict, noise: NoiseSource) -> np.ndarray:
         """DP-PCA (PGM: the same without noise, nothing recorded); returns the clipped codes."""
         from dpcore.privacy.dp_pca import DPPCA
 
@@ -270,7 +272,8 @@ class P3GM(NeuralSynthesizer):
         pca = DPPCA(pca_dim=cfg.pca_dim, noise_multiplier=sig.get("pca_sigma"), center=cfg.pca_center,
                     public_center=0.5 if cfg.pca_center == "public" else None,
                     mean_noise_multiplier=sig.get("mean_sigma"), mean_clip_norm=self.mean_clip)
-        pca.fit(X if self.projection is None else X @ self.projection, self.ledger, rng,
+        pca.fit(X if self.projection is None else X @ self.projection, self.ledger,
+                noise.numpy("dp-pca"), mean_rng=noise.numpy("dp-pca-mean"),
                 count=self.released_rows)  # mean and explained variance divide by ñ
         self.pca_ = pca
         self.code_radius = cfg.radius
@@ -345,7 +348,8 @@ class P3GM(NeuralSynthesizer):
     def _logvar(self, x: torch.Tensor) -> torch.Tensor:
         return self.encoder(x).clamp(-12.0, 6.0)
 
-    def _train(self, X: np.ndarray, gen: torch.Generator, sig: dict, prog: Progress) -> int:
+    def _train(self, X: np.ndarray, gen: torch.Generator, sig: dict, prog: Progress,
+               noise: NoiseSource) -> int:
         cfg = self.config
         Xt = torch.as_tensor(X, device=self.device)
         codes = torch.as_tensor(self.encode(X), device=self.device)
@@ -370,7 +374,7 @@ class P3GM(NeuralSynthesizer):
                          steps=self.calibration["sgd_steps"], lr=cfg.lr, private=self.private,
                          ledger=self.ledger, noise_multiplier=sig.get("sgd_sigma", 0.0),
                          max_grad_norm=getattr(cfg, "max_grad_norm", 1.0),
-                         generator=noise_gen, device=self.device, progress=prog,
+                         generator=noise_gen, device=self.device, progress=prog, noise=noise,
                          released_n=self.released_rows)
 
     # ------------------------------------------------------------------ persistence

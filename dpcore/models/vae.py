@@ -22,6 +22,7 @@ from dpcore.models import _common as C
 from dpcore.models._neural import NeuralSynthesizer
 from dpcore.models._training import EpsilonMeter, Progress, sgd_steps, train_sgd
 from dpcore.models.base import Callback, FitResult, PrivacyBudget
+from dpcore.privacy.randomness import NoiseSource
 
 
 _f = C.hparam
@@ -39,7 +40,7 @@ class VAEConfig:
     likelihood: str = _f("bernoulli", "decoder likelihood: 'bernoulli' (cross-entropy) or 'gaussian' (squared error)")
     recon_scale: float = _f(0.7071, "standard deviation of the Gaussian likelihood (0.707: plain squared error)")
     label_weight: float = _f(1.0, "weight of the one-hot label block in the reconstruction loss")
-    seed: int = _f(0, "random seed (same config and seed → same run)")
+    seed: int = _f(0, C.SEED_HELP)
     device: str = _f("cpu", "'cpu', 'cuda' or 'auto' (CUDA when available)")
 
     def __post_init__(self) -> None:
@@ -55,6 +56,7 @@ class DPVAEConfig(VAEConfig):
     epsilon: float = _f(1.0, "total privacy budget ε (DP-SGD, RDP accountant)")
     delta: float = _f(1e-5, "δ of the (ε, δ) guarantee")
     max_grad_norm: float = _f(1.0, "per-example gradient clipping norm C")
+    reproducible_noise: bool = _f(False, C.REPRODUCIBLE_NOISE_HELP)
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -87,7 +89,8 @@ class VAE(NeuralSynthesizer):
         self.mog = {"weights": np.ones(1, np.float32), "means": np.zeros((1, d), np.float32),
                     "variances": np.ones((1, d), np.float32)}
         gen = C.torch_generator(cfg.seed)
-        n_pub = self._release_count(n, gen)  # ñ (ledgered) for DP-VAE, n for the VAE
+        noise = NoiseSource.for_config(cfg, self.private)  # count, coins and DP-SGD noise
+        n_pub = self._release_count(n, noise.numpy("dataset-size"))  # ñ (ledgered) for DP-VAE, n for the VAE
         steps = sgd_steps(n_pub, cfg.batch_size, cfg.epochs)
         sigma = 0.0
         if self.private:
@@ -115,7 +118,7 @@ class VAE(NeuralSynthesizer):
                          private=self.private, ledger=self.ledger, noise_multiplier=sigma,
                          max_grad_norm=getattr(cfg, "max_grad_norm", 1.0), generator=noise_gen,
                          device=self.device, progress=prog, name="dp-sgd (vae)",
-                         released_n=self.released_rows)
+                         released_n=self.released_rows, noise=noise)
         self.calibration["sgd_steps_done"] = done
         self.fit_result = FitResult(epsilon=meter(), delta=delta, steps=prog.step,
                                     stopped=prog.stopped, seconds=time.perf_counter() - t0)

@@ -46,6 +46,7 @@ from dpcore.errors import InvalidParameter, check_int, check_positive
 from dpcore.privacy.dp_pca import _check_matrix
 from dpcore.privacy.ledger import MechanismRecord, PrivacyLedger
 from dpcore.privacy.mechanisms import as_rng, clip_rows, gaussian_mechanism
+from dpcore.privacy.randomness import noise_kind
 
 WEIGHTS_RECORD, MEANS_RECORD, VARIANCES_RECORD = "dp-em-weights", "dp-em-means", "dp-em-variances"
 INITS = ("split", "random")
@@ -115,7 +116,8 @@ class DPEM:
         for kind, sens in ((WEIGHTS_RECORD, 1.0), (MEANS_RECORD, r), (VARIANCES_RECORD, r * r)):
             if self._tally.get(kind):
                 ledger.add(MechanismRecord(kind, "gaussian", self.noise_multiplier,
-                                           steps=self._tally[kind], sensitivity=sens))
+                                           steps=self._tally[kind], sensitivity=sens,
+                                           noise=self._noise_kind))
 
     def fit(self, Z, ledger: PrivacyLedger | None, rng) -> "DPEM":
         """Clip codes to the radius, then n_iter noisy EM iterations (module docstring)."""
@@ -123,6 +125,7 @@ class DPEM:
         if self.noise_multiplier is not None and ledger is None:
             raise InvalidParameter("ledger is required for a private fit")
         rng = as_rng(rng)
+        self._noise_kind = noise_kind(rng)  # pass a secret stream (dpcore.privacy.randomness)
         n, d = Z.shape
         k, r = self.n_components, self.code_radius
         self.n_features_in_ = d

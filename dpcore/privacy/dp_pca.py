@@ -45,6 +45,7 @@ from dpcore.errors import DataError, InvalidParameter, check_int, check_positive
 from dpcore.privacy.ledger import MechanismRecord, PrivacyLedger
 from dpcore.privacy.mechanisms import (as_rng, clip_rows, gaussian_mechanism,
                                        symmetric_gaussian_noise)
+from dpcore.privacy.randomness import noise_kind
 
 MEAN_NOISE_RATIO = 2.0
 PCA_RECORD = "dp-pca"
@@ -109,9 +110,12 @@ class DPPCA:
             return self.mean_noise_multiplier
         return MEAN_NOISE_RATIO * self.noise_multiplier
 
-    def fit(self, X, ledger: PrivacyLedger | None, rng, *, count: int | None = None) -> "DPPCA":
+    def fit(self, X, ledger: PrivacyLedger | None, rng, *, count: int | None = None,
+            mean_rng=None) -> "DPPCA":
         """Fit on the rows X. count: the released row count ñ that `mean_` and
-        `explained_variance_` divide by (None: the true N, which is then treated as public)."""
+        `explained_variance_` divide by (None: the true N, which is then treated as public).
+        rng: the covariance noise's generator; mean_rng: the mean's (None: rng). Pass secret
+        streams (dpcore.privacy.randomness); an int seed makes the records "seeded"."""
         X = _check_matrix(X)
         n, d = X.shape
         if self.pca_dim > d:
@@ -120,6 +124,7 @@ class DPPCA:
         if private and ledger is None:
             raise InvalidParameter("ledger is required for a private fit")
         rng = as_rng(rng)
+        mean_rng = rng if mean_rng is None else as_rng(mean_rng)
         c = self.clip_norm
         self.n_features_in_ = d
         denom = n if count is None else check_int("count", count)
@@ -130,7 +135,7 @@ class DPPCA:
             for B in _blocks(X):
                 total += clip_rows(B, R).sum(axis=0)
             if private:
-                total = gaussian_mechanism(total, R, self.mean_sigma, rng, ledger=ledger,
+                total = gaussian_mechanism(total, R, self.mean_sigma, mean_rng, ledger=ledger,
                                            name=MEAN_RECORD)
             self.mean_ = total / denom
         elif self.center == "public":
@@ -147,7 +152,7 @@ class DPPCA:
         if private:
             S += symmetric_gaussian_noise(d, self.noise_multiplier * c * c, rng)
             ledger.add(MechanismRecord(PCA_RECORD, "gaussian", self.noise_multiplier,
-                                       sensitivity=c * c))
+                                       sensitivity=c * c, noise=noise_kind(rng)))
         vals, vecs = np.linalg.eigh(S)
         order = np.argsort(vals)[::-1][: self.pca_dim]
         vecs = vecs[:, order]

@@ -37,6 +37,7 @@ from torch import nn
 
 from dpcore.errors import InvalidParameter, check_int, check_positive
 from dpcore.privacy.ledger import MechanismRecord, PrivacyLedger
+from dpcore.privacy.randomness import NoiseSource, combined_kind
 from dpcore.privacy.per_sample_norms import (LinearTap, autograd_sq_norms, linear_clipped_sum_,
                                              linear_sq_norms)
 
@@ -60,8 +61,9 @@ class DPSGD:
         (dataset_size.noisy_count; under add/remove-one adjacency n itself is private). None
         uses n, i.e. treats n as public: tests and non-private use only.
     ledger: where each step is recorded (None: not recorded, e.g. in a test).
-    generator: source of both the Poisson sampling and the noise (seeded runs repeat exactly);
-        None uses torch's global RNG.
+    generator: the noise's source; sampling_generator: the Poisson coins' (None: `generator`).
+        None for both: two secret streams (dpcore.privacy.randomness). A seeded generator makes
+        every record "seeded" (reproducible from the seed: not private, for debugging only).
     private: False runs the same code path as a plain mean-loss step (non-private VAE / PGM):
         no clipping, no noise, no ledger entry, no hooks.
     """
@@ -70,7 +72,8 @@ class DPSGD:
                  noise_multiplier: float, max_grad_norm: float, n: int,
                  expected_batch_size: int, ledger: PrivacyLedger | None,
                  name: str = "dp-sgd", generator: torch.Generator | None = None,
-                 private: bool = True, released_n: int | None = None):
+                 private: bool = True, released_n: int | None = None,
+                 sampling_generator: torch.Generator | None = None):
         if not isinstance(module, nn.Module):
             raise InvalidParameter(f"module must be a torch.nn.Module, got {type(module).__name__}")
         if not isinstance(optimizer, torch.optim.Optimizer):
@@ -95,11 +98,18 @@ class DPSGD:
         self.max_grad_norm = (check_positive("max_grad_norm", max_grad_norm)
                               if self.private else float(max_grad_norm))
         self.module, self.optimizer, self.ledger, self.name = module, optimizer, ledger, name
-        self.generator = generator
         self.params = [p for grp in optimizer.param_groups for p in grp["params"]
                        if p.requires_grad]
         if not self.params:
             raise InvalidParameter("optimizer has no trainable parameters")
+        if generator is None:
+            src = NoiseSource.secret()
+            generator = src.torch("dp-sgd-noise", self.params[0].device)
+            if sampling_generator is None:
+                sampling_generator = src.torch("dp-sgd-sampling", self.params[0].device)
+        self.generator = generator
+        self.sampling_generator = generator if sampling_generator is None else sampling_generator
+        self.noise = combined_kind(self.generator, self.sampling_generator)
         self._steps = 0
         self._noise_off = False          # tests only: exact clipped sums; nothing is recorded
         self._warned: set[str] = set()
@@ -122,12 +132,12 @@ class DPSGD:
         """The ledger record one private step adds."""
         return MechanismRecord(self.name, "subsampled_gaussian", self.noise_multiplier,
                                sampling_rate=self.sample_rate, steps=1,
-                               sensitivity=self.max_grad_norm)
+                               sensitivity=self.max_grad_norm, noise=self.noise)
 
     def poisson_batch(self) -> torch.LongTensor:
         """Indices into range(n), each kept independently with probability q (may be empty)."""
-        dev = self.generator.device if self.generator is not None else "cpu"
-        keep = torch.rand(self.n, generator=self.generator, device=dev) < self.sample_rate
+        gen = self.sampling_generator
+        keep = torch.rand(self.n, generator=gen, device=gen.device) < self.sample_rate
         return keep.nonzero().flatten()
 
     def clear_activations(self) -> None:
@@ -206,8 +216,7 @@ class DPSGD:
         if std == 0.0:
             return torch.zeros(total, dtype=p0.dtype, device=p0.device)
         gen = self.generator
-        dev = gen.device if gen is not None else p0.device
-        z = torch.empty(total, device=dev, dtype=p0.dtype).normal_(0.0, std, generator=gen)
+        z = torch.empty(total, device=gen.device, dtype=p0.dtype).normal_(0.0, std, generator=gen)
         return z.to(p0.device)
 
     def _clipped_sum_into(self, loss: torch.Tensor, views: dict, scale: float) -> dict:

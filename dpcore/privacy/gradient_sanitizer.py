@@ -11,7 +11,13 @@ Accounting (what `ledger_record` writes; the accountant turns it into ε)
 Query i of a step: generated row x_i (a function of the generator and public noise only) is sent
 to ONE discriminator j_i drawn uniformly and independently from ndis; the discriminators are
 trained without noise, each on its own disjoint shard (every record draws its shard independently
-and uniformly), so discriminator j depends on shard j only. The query releases
+and uniformly). Discriminator j must be a function of shard j, its own random stream and the
+generator's past states only: every discriminator is updated at every step whatever the routes
+(a public schedule), and each draws its row picks, fakes and gradient-penalty mix from its own
+stream. (Updating only the routed ones, from one shared stream, made discriminator j depend on
+earlier routing coins, which the per-query argument below does not allow.) The shards, routes and
+noise come from secret streams (dpcore.privacy.randomness): the argument needs the routes and the
+shard of each record to be unknown to the attacker. The query releases
 g̃_i = clip_C(∂ℓ/∂x_i) + N(0, σ²C²I). Neighbouring data sets differ in one record (added, removed
 or replaced), hence in one shard k: only discriminator k changes, and its clipped gradient moves
 by at most 2C (both lie in the C-ball). With A the mixture over j ≠ k, the two output laws are
@@ -39,6 +45,7 @@ import torch
 
 from dpcore.errors import check_positive
 from dpcore.privacy.ledger import MechanismRecord
+from dpcore.privacy.randomness import NoiseSource
 
 RECORD_NAME = "gs-wgan-generator-grad"
 
@@ -54,7 +61,8 @@ def clip_rows(grad: torch.Tensor, clip: float) -> torch.Tensor:
 class GradientSanitizer:
     """clip_C + N(0, σ²C²) per row; `noise_multiplier` = σ (the noise std is σ·C).
 
-    generator: the torch.Generator the noise is drawn from (seeded runs are reproducible).
+    generator: the torch.Generator the noise is drawn from; None = a secret stream
+        (dpcore.privacy.randomness). A seeded one makes the noise reproducible (not private).
     """
 
     def __init__(self, clip: float = 1.0, noise_multiplier: float = 1.0,
@@ -63,7 +71,7 @@ class GradientSanitizer:
         self.noise_multiplier = float(noise_multiplier)
         if self.noise_multiplier < 0:
             raise ValueError("noise_multiplier must be >= 0")
-        self.generator = generator
+        self.generator = generator if generator is not None else NoiseSource.secret().torch("gswgan-sanitizer")
 
     @property
     def noise_std(self) -> float:
@@ -94,13 +102,14 @@ class GradientSanitizer:
 
 
 def ledger_record(noise_multiplier: float, n_discriminators: int, queries: int,
-                  clip: float = 1.0) -> MechanismRecord:
+                  clip: float = 1.0, *, noise: str = "secret") -> MechanismRecord:
     """`queries` per-row queries, each a 1-of-ndis subsampled Gaussian with sensitivity 2C and
-    noise std σC (noise multiplier σ/2); see the module docstring for why this is valid."""
+    noise std σC (noise multiplier σ/2); see the module docstring for why this is valid.
+    noise: "seeded" when the shards, routes or noise were drawn from the public seed."""
     return MechanismRecord(name=RECORD_NAME, mechanism="subsampled_gaussian",
                            noise_multiplier=noise_multiplier / 2.0,
                            sampling_rate=1.0 / n_discriminators, steps=int(queries),
-                           sensitivity=2.0 * clip)
+                           sensitivity=2.0 * clip, noise=noise)
 
 
 def noise_for_epsilon(epsilon: float, delta: float, n_discriminators: int, queries: int, *,

@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Iterable, Literal
 
 from dpcore.errors import InvalidParameter
+from dpcore.privacy.randomness import NOISE_KINDS, SEEDED
 
 Mechanism = Literal["gaussian", "subsampled_gaussian"]
 MECHANISMS: tuple[str, ...] = ("gaussian", "subsampled_gaussian")
@@ -24,6 +25,8 @@ class MechanismRecord:
     sampling_rate: Poisson sampling rate q (1.0 for "gaussian").
     steps: how many times the mechanism was applied (self-composition).
     sensitivity: the L2 sensitivity Δ the noise was scaled to (informational; ε depends on σ/Δ only).
+    noise: "secret" (drawn from OS entropy, dpcore.privacy.randomness) or "seeded" (reproducible
+        from a public seed: the accountant's ε is then NOT a guarantee, see `reproducible_noise`).
     """
 
     name: str
@@ -32,6 +35,7 @@ class MechanismRecord:
     sampling_rate: float = 1.0
     steps: int = 1
     sensitivity: float = 1.0
+    noise: str = "secret"
 
     def __post_init__(self) -> None:
         if self.mechanism not in MECHANISMS:
@@ -44,14 +48,18 @@ class MechanismRecord:
             raise InvalidParameter("a 'gaussian' record has sampling_rate 1; use 'subsampled_gaussian'")
         if int(self.steps) != self.steps or self.steps < 0:
             raise InvalidParameter(f"steps must be a non-negative integer, got {self.steps!r}")
+        if self.noise not in NOISE_KINDS:
+            raise InvalidParameter(f"noise must be one of {NOISE_KINDS}, got {self.noise!r}")
 
     def to_dict(self) -> dict:
         return asdict(self)
 
     @classmethod
     def from_dict(cls, d: dict) -> "MechanismRecord":
-        keys = {"name", "mechanism", "noise_multiplier", "sampling_rate", "steps", "sensitivity"}
-        return cls(**{k: v for k, v in d.items() if k in keys})
+        """A record back from `to_dict`; one saved before the `noise` field existed is "seeded"
+        (those runs really drew their noise from the public seed)."""
+        keys = {"name", "mechanism", "noise_multiplier", "sampling_rate", "steps", "sensitivity", "noise"}
+        return cls(**{"noise": SEEDED, **{k: v for k, v in d.items() if k in keys}})
 
     def same_mechanism(self, other: "MechanismRecord") -> bool:
         """True when `other` differs from self only in its step count (so they can be merged)."""
@@ -82,6 +90,12 @@ class PrivacyLedger:
 
     def __iter__(self):
         return iter(self.records)
+
+    @property
+    def reproducible_noise(self) -> bool:
+        """True when some mechanism drew its noise from a public seed: the run is not private,
+        whatever ε the accountant computes from the records."""
+        return any(r.noise == SEEDED for r in self.records)
 
     def __len__(self) -> int:
         return len(self.records)

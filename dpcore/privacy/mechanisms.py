@@ -11,13 +11,17 @@ import numpy as np
 
 from dpcore.errors import InvalidParameter, check_positive
 from dpcore.privacy.ledger import MechanismRecord, PrivacyLedger
+from dpcore.privacy.randomness import NoiseSource, noise_kind
 
 
 def as_rng(rng) -> np.random.Generator:
-    """A numpy Generator from a Generator, an int seed or None (fresh OS entropy)."""
+    """A numpy Generator from a Generator, an int seed (recorded as "seeded" noise) or None (a
+    secret stream from OS entropy, dpcore.privacy.randomness)."""
     if isinstance(rng, np.random.Generator):
         return rng
-    if rng is None or isinstance(rng, (int, np.integer)):
+    if rng is None:
+        return NoiseSource.secret().numpy("unnamed")
+    if isinstance(rng, (int, np.integer)):
         return np.random.default_rng(rng)
     raise InvalidParameter(f"rng must be a numpy Generator, an int seed or None, got {rng!r}")
 
@@ -53,17 +57,19 @@ def gaussian_mechanism(value, sensitivity: float, noise_multiplier: float, rng, 
 
     `sensitivity` is the L2 sensitivity of `value` under add/remove-one adjacency (the caller's
     derivation); the release then satisfies RDP α/(2·noise_multiplier²). With `ledger` and `name`
-    the release is recorded as MechanismRecord(name, "gaussian", noise_multiplier, sensitivity).
+    the release is recorded as MechanismRecord(name, "gaussian", noise_multiplier, sensitivity,
+    noise = whether `rng` is secret or seeded).
     """
     sensitivity = check_positive("sensitivity", sensitivity)
     noise_multiplier = check_positive("noise_multiplier", noise_multiplier)
     if ledger is not None and not name:
         raise InvalidParameter("name is required when recording into a ledger")
     value = np.asarray(value, dtype=np.float64)
+    rng = as_rng(rng)
     noisy = value + gaussian_noise(value.shape, noise_multiplier * sensitivity, rng)
     if ledger is not None:
-        ledger.add(MechanismRecord(name=name, mechanism="gaussian",
-                                   noise_multiplier=noise_multiplier, sensitivity=sensitivity))
+        ledger.add(MechanismRecord(name=name, mechanism="gaussian", noise_multiplier=noise_multiplier,
+                                   sensitivity=sensitivity, noise=noise_kind(rng)))
     return noisy
 
 

@@ -84,7 +84,8 @@ class DataConfig:
 
 @dataclass
 class RunConfig:
-    """Everything that determines a run: same RunConfig → same run (seeds included)."""
+    """Everything that determines a run: same RunConfig → same run for non-private models and with
+    `reproducible_noise` (debug); a private model's mechanism noise is secret, so it differs."""
 
     model: str
     params: dict = field(default_factory=dict)

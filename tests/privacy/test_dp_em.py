@@ -53,7 +53,7 @@ def test_single_component_without_noise_is_the_sample_moments():
 def test_ledger_has_2k_plus_1_mechanisms_per_iteration(k):
     led = PrivacyLedger()
     DPEM(k, n_iter=7, noise_multiplier=50.0, code_radius=2.0).fit(
-        clusters(3, 0)[0], led, 0)
+        clusters(3, 0)[0], led, None)
     assert led.records == [
         MechanismRecord("dp-em-weights", "gaussian", 50.0, steps=7, sensitivity=1.0),
         MechanismRecord("dp-em-means", "gaussian", 50.0, steps=7 * k, sensitivity=2.0),

@@ -100,7 +100,7 @@ def test_mean_noise_has_the_std_the_ledger_claims(mean_clip):
 ])
 def test_ledger_records_per_centre(center, expected):
     led = PrivacyLedger()
-    DPPCA(2, 5.0, center=center, public_center=0.5).fit(np.random.rand(30, 6), led, 0)
+    DPPCA(2, 5.0, center=center, public_center=0.5).fit(np.random.rand(30, 6), led, None)
     assert led.records == expected
     # and it is what the accountant predicts for a P3GM run
     assert led.records == encoder_records(5.0, 100.0, 1, 1, center=center)[:len(expected)]
@@ -108,7 +108,7 @@ def test_ledger_records_per_centre(center, expected):
 
 def test_explicit_mean_multiplier_and_clip_norm_in_records():
     led = PrivacyLedger()
-    DPPCA(2, 4.0, mean_noise_multiplier=9.0, clip_norm=3.0).fit(np.random.rand(30, 6), led, 0)
+    DPPCA(2, 4.0, mean_noise_multiplier=9.0, clip_norm=3.0).fit(np.random.rand(30, 6), led, None)
     assert led.records == [MechanismRecord("dp-pca-mean", "gaussian", 9.0, sensitivity=3.0),
                            MechanismRecord("dp-pca", "gaussian", 4.0, sensitivity=9.0)]
 

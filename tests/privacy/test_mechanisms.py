@@ -61,7 +61,7 @@ def test_gaussian_mechanism_records_into_ledger():
     led = PrivacyLedger()
     for _ in range(3):
         gaussian_mechanism(np.zeros(4), 2.0, 7.0, np.random.default_rng(0), ledger=led, name="q")
-    assert led.records == [MechanismRecord("q", "gaussian", 7.0, steps=3, sensitivity=2.0)]
+    assert led.records == [MechanismRecord("q", "gaussian", 7.0, steps=3, sensitivity=2.0, noise="seeded")]
     with pytest.raises(InvalidParameter, match="name"):
         gaussian_mechanism(np.zeros(2), 1.0, 1.0, 0, ledger=led)
 
