@@ -105,13 +105,13 @@ def test_save_load_samples_the_same_rows(fitted, tmp_path):
 
 
 def test_same_seed_same_model_only_without_privacy(fitted, digits):
-    """P3GM's noise is secret: the same seed trains another model (same ε and steps); PGM (ε = ∞)
-    repeats exactly. (reproducible_noise: tests/privacy/test_secret_noise_attacks.py.)"""
+    """P3GM's noise is secret: the same seed trains another model (the same ε; the step count follows
+    the noisy row count, so it may differ by one); PGM (ε = ∞) repeats exactly. (reproducible_noise: tests/privacy/test_secret_noise_attacks.py.)"""
     first, result, events = fitted["p3gm"]
     again = make_model("p3gm", **TINY)
     res2 = again.fit(digits[0])
     assert not np.array_equal(first.sample(15, seed=0).features, again.sample(15, seed=0).features)
-    assert res2.epsilon == result.epsilon and res2.steps == result.steps
+    assert res2.epsilon == pytest.approx(result.epsilon, rel=1e-6) and abs(res2.steps - result.steps) <= 2
     pgm = make_model("pgm", **TINY)
     pgm.fit(digits[0])
     np.testing.assert_array_equal(fitted["pgm"][0].sample(15, seed=0).features, pgm.sample(15, seed=0).features)

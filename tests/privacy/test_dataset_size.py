@@ -40,7 +40,7 @@ def test_noisy_count_has_the_std_and_record_the_ledger_claims():
     draws = np.array([S.noisy_count(10_000, np.random.default_rng(i), ledger=led)
                       for i in range(3000)])
     assert led.records == [MechanismRecord("dataset-size", "gaussian", S.COUNT_SIGMA,
-                                           steps=3000, sensitivity=1.0)]
+                                           steps=3000, sensitivity=1.0, noise="seeded")]  # int-seeded rngs
     assert draws.dtype.kind == "i"
     assert np.std(draws - 10_000) == pytest.approx(S.COUNT_SIGMA, rel=0.06)
     assert abs(np.mean(draws - 10_000)) < 4 * S.COUNT_SIGMA / math.sqrt(3000)

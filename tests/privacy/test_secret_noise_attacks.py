@@ -37,9 +37,10 @@ def fits(digits):
     return out
 
 
-def _released_sum(model, n):
-    """n · released mean = Σ clip(x, R) + noise (float32 mean: ~1e-4 rounding in the sum)."""
-    return model.pca["mean"].astype(np.float64) * n
+def _released_sum(model):
+    """ñ · released mean = Σ clip(x, R) + noise, with ñ the row count the model publishes
+    (model.json's released_rows; float32 mean: ~1e-4 rounding in the sum)."""
+    return model.pca["mean"].astype(np.float64) * model.released_rows
 
 
 def _redrawn_mean_noise(model, shape):
@@ -56,7 +57,7 @@ def test_missing_row_is_recovered_only_from_seeded_noise(fits, digits):
     for key in ("secret", "seeded"):
         model = fits[key]
         rows = clip_rows(others, model.mean_clip).sum(0)
-        guess = _released_sum(model, len(X)) - rows - _redrawn_mean_noise(model, X.shape[1])
+        guess = _released_sum(model) - rows - _redrawn_mean_noise(model, X.shape[1])
         errors[key] = np.abs(guess - target).max()
     assert errors["seeded"] < 1e-2  # the attack works: the debug run leaks the row
     assert errors["secret"] > 5.0  # pixels lie in [0, 1]; the noise std is σ_m·R ≈ 160
@@ -86,7 +87,7 @@ def test_epsilon_sweep_pair_gives_the_row_sum_only_when_seeded(fits, digits):
     errors = {}
     for key in ("secret", "seeded"):
         lo, hi = fits[key], fits[key + "3"]
-        s1, s3 = _released_sum(lo, len(X)), _released_sum(hi, len(X))
+        s1, s3 = _released_sum(lo), _released_sum(hi)
         g1, g3 = lo.calibration["mean_sigma"], hi.calibration["mean_sigma"]
         guess = (g1 * s3 - g3 * s1) / (g1 - g3)
         errors[key] = np.abs(guess - clip_rows(X, lo.mean_clip).sum(0)).max()
