@@ -157,7 +157,7 @@ def sweep_panel() -> None:
     done = len(h.runs)
     last = h.latest
     frac = (done + (last["step"] / max(1, last["total_steps"]) if last and h.is_alive() else 0)) / sweep["n"]
-    current = h.run.name if h.run is not None and h.is_alive() else None
+    current = h.run.target_name if h.run is not None and h.is_alive() else None
     st.progress(min(1.0, frac), text=f"{done} of {sweep['n']} runs finished"
                 + (f" · training {current}" if current else f" · {h.status}"))
     if h.status == "failed":

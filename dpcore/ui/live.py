@@ -41,7 +41,7 @@ class LiveRun:
     @property
     def run_name(self) -> str | None:
         run = self.handle.run
-        return run.name if run is not None else None
+        return run.target_name if run is not None else None
 
     @property
     def status(self) -> str:
