@@ -41,6 +41,10 @@ def prepare(config: RunConfig | dict):
     cls = get_model(cfg.model)
     model = cls(cfg.model_config())
     train, _ = cfg.data.load()
+    if {"epochs", "batch_size"} <= set(cfg.params):
+        from dpcore.limits import check_steps
+
+        check_steps(cfg.params["epochs"], train.n, cfg.params["batch_size"])
     pca_dim = cfg.params.get("pca_dim")
     if pca_dim is not None:
         width = train.n_features + train.n_classes
