@@ -88,12 +88,14 @@ def _csv_form(current: dict) -> dict | None:
     if len(raw) > ui.upload_limit_bytes():
         st.error(f"{up.name} is {len(raw) / 2**20:.1f} MB, over the {limit_mb} MB upload limit")
         return None
-    path = ui.save_upload(raw, up.name)
+    import hashlib
+
+    digest = hashlib.sha256(raw).hexdigest()[:16]
     delims = {",": "comma ,", ";": "semicolon ;", "\t": "tab", "|": "pipe |"}
     c1, c2 = st.columns(2)
     delimiter = c1.selectbox("Delimiter", list(delims), format_func=delims.get, key="data.delimiter")
     try:
-        frame = ui.parse_table(str(path), delimiter, ui.upload_limit_bytes())
+        frame = ui.parse_upload(raw, delimiter, ui.upload_limit_bytes())
     except DPCoreError as exc:
         st.error(str(exc), icon=":material/error:")
         return None
@@ -112,7 +114,7 @@ def _csv_form(current: dict) -> dict | None:
         st.error(str(exc), icon=":material/error:")
         return None
     edited = st.data_editor(
-        rows, key=f"data.schema.{path.name}.{target}", hide_index=True, width="stretch",
+        rows, key=f"data.schema.{digest}.{target}", hide_index=True, width="stretch",
         disabled=["column"],
         column_config={
             "kind": st.column_config.SelectboxColumn("kind", options=list(KINDS), required=True),
@@ -142,6 +144,11 @@ def _csv_form(current: dict) -> dict | None:
                     bounds[name] = [float(r["lower"]), float(r["upper"])]
             elif r["kind"] == "categorical" and str(r["categories"] or "").strip():
                 cats[name] = [v.strip() for v in str(r["categories"]).split(",") if v.strip()]
+    try:
+        path = ui.save_upload(raw, up.name)
+    except DPCoreError as exc:
+        st.error(str(exc), icon=":material/error:")
+        return None
     choice = {"csv": str(path), "target": target, "name": up.name, "delimiter": delimiter,
               "test_size": float(test_size), "split_seed": int(split_seed)}
     for key, val in (("types", types), ("bounds", bounds), ("categories", cats)):

@@ -171,3 +171,23 @@ def test_deleting_a_symlinked_run_is_refused(trained, tmp_path):
     with pytest.raises(RunError, match="symbolic link"):
         delete_run(link)
     assert (real / "config.json").is_file()
+
+
+# ----------------------------------------------------------------------------- 7: uploads
+def test_uploads_are_absolute_and_go_with_their_last_run(tmp_path, monkeypatch):
+    from dpcore.runs.uploads import store_upload
+
+    root = tmp_path / "runs"
+    root.mkdir()
+    monkeypatch.chdir(tmp_path)
+    table = ("a,b,y\n" + "".join(f"{i % 7},{i % 3},{i % 2}\n" for i in range(240))).encode()
+    path = store_upload("runs", table, "my table.csv")  # a relative root, as the app's default
+    assert path.is_absolute() and path.parent == (root / "_uploads").resolve()
+    c = RunConfig("vae", VAE, {"csv": str(path), "target": "y"})
+    r1, r2 = (train_run(c, "runs", name=n).path.resolve() for n in ("u1", "u2"))
+    monkeypatch.chdir(root.parent.parent)  # evaluate from another folder
+    assert Run(r1).load_data()[0].n > 0
+    delete_run(r1)
+    assert path.exists()  # u2 still uses it
+    delete_run(r2)
+    assert not path.exists()
