@@ -164,7 +164,6 @@ def _progress(args):
 
 
 def cmd_train(args) -> int:
-    from dpcore.cli import print_json
     from dpcore.errors import InvalidParameter
     from dpcore.runs import DataConfig, RunConfig, train_run
 
@@ -184,13 +183,18 @@ def cmd_train(args) -> int:
     bar, callback = _progress(args)
     t0 = time.time()
     stop = threading.Event()
-    try:
-        with _stop_on_signals(stop):
+    with _stop_on_signals(stop):  # until the command ends: a late signal must not kill the output
+        try:
             run = train_run(cfg, root, callback, name=name, overwrite=args.overwrite, stop=stop)
-    finally:
-        if bar is not None:
-            bar.close()
-    seconds = time.time() - t0
+        finally:
+            if bar is not None:
+                bar.close()
+        return _report(args, cfg, run, time.time() - t0)
+
+
+def _report(args, cfg, run, seconds: float) -> int:
+    from dpcore.cli import print_json
+
     status = run.status()
     out = {"run": str(run.path), "model": cfg.model, "status": status["status"], "epsilon": run.epsilon,
            "delta": run.delta, "ledger": run.ledger().to_list(), "seconds": round(seconds, 3),
@@ -221,9 +225,10 @@ def _stop_on_signals(stop: threading.Event):
     old = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
 
     def handler(signum, frame):
+        if not stop.is_set():
+            print(f"\n{signal.Signals(signum).name}: stopping after this step (again to abort)",
+                  file=sys.stderr)
         stop.set()
-        print(f"\n{signal.Signals(signum).name}: stopping after this step (again to abort)",
-              file=sys.stderr)
         for sig, h in old.items():
             signal.signal(sig, h)
 
