@@ -2,7 +2,7 @@
 
 Why a lock and a partial folder: two processes training to one name, or a process killed mid-run,
 must never leave a folder that mixes two runs or looks finished when it is not. A name is reserved
-by an exclusive flock on ROOT/.NAME.lock (dpcore.runs.safety.RunLock); a run trains in
+by an exclusive flock on ROOT/_locks/NAME.lock (dpcore.runs.safety.RunLock); a run trains in
 ROOT/.NAME.partial-XXXX and is renamed to ROOT/NAME when training ends. `--overwrite` replaces only
 a run folder (config.json + status.json) that is not training; anything else is a RunError.
 """
@@ -115,7 +115,7 @@ def create_run(root, name: str | None, config: RunConfig | dict, *, overwrite: b
 
 
 def begin_run(root, name: str | None, config: RunConfig, *, overwrite: bool = False) -> tuple[Run, RunLock]:
-    """A run that trains in ROOT/.NAME.partial-XXXX while ROOT/.NAME.lock is held; `finish_run`
+    """A run that trains in ROOT/.NAME.partial-XXXX while ROOT/_locks/NAME.lock is held; `finish_run`
     moves it into place. Returns (run, lock); the caller releases the lock after finishing."""
     root = _root(root)
     base, lock, _ = _reserve(root, name, config, overwrite)

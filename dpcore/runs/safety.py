@@ -4,7 +4,7 @@ Why: a run folder may come from someone else (a shared drive, an e-mail) or be l
 process that was killed. Every JSON file of a run is read through `read_json` (size, nesting depth)
 and checked field by field (`check_config`, `check_status`, `check_ledger`), so a tampered or
 truncated file is a one-line RunError, never a traceback or code that runs. A training process holds
-an exclusive `flock` on ROOT/.NAME.lock for as long as it trains (the kernel drops it when the
+an exclusive `flock` on ROOT/_locks/NAME.lock for as long as it trains (the kernel drops it when the
 process dies), and writes its pid, host and a heartbeat into status.json; a "running" run whose
 process is gone or whose heartbeat is stale reads as "interrupted".
 """
@@ -25,6 +25,7 @@ MAX_JSON_BYTES = 4 * 2**20     # config.json, status.json, ledger.json
 MAX_MODEL_JSON_BYTES = 64 * 2**20
 MAX_DEPTH = 24                 # nesting of dicts/lists in any run file
 MAX_ITEMS = 200_000            # list/dict entries in one run file
+LOCKS = "_locks"               # ROOT/_locks/NAME.lock (names starting with _ are never runs)
 HEARTBEAT_SECONDS = 2.0        # how often a training process refreshes status.json
 STALE_SECONDS = float(os.environ.get("DPCORE_STALE_SECONDS", 30.0))
 
@@ -231,17 +232,20 @@ def liveness() -> dict:
 
 # ----------------------------------------------------------------------------- the lock
 class RunLock:
-    """An exclusive, non-blocking flock on ROOT/.NAME.lock; released on `release` or process death."""
+    """An exclusive, non-blocking flock on ROOT/_locks/NAME.lock; released on `release` or process death."""
 
     def __init__(self, root: Path, name: str):
-        self.path = Path(root) / f".{name}.lock"
+        self.name = name
+        self.path = Path(root) / LOCKS / f"{name}.lock"
         self._fd: int | None = None
 
     def acquire(self) -> bool:
         try:
+            if not self.path.parent.is_dir():
+                self.path.parent.mkdir(mode=0o700, exist_ok=True)  # in the runs root, never its parents
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         except OSError as exc:
-            raise RunError(f"cannot lock run {self.path.name[1:-5]!r} in {self.path.parent}: "
+            raise RunError(f"cannot lock run {self.name!r} in {self.path.parent}: "
                            f"{exc.strerror or exc}") from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -262,7 +266,7 @@ class RunLock:
 
     def __enter__(self) -> "RunLock":
         if not self.acquire():
-            raise RunError(f"run {self.path.name[1:-5]!r} is being trained or changed by another process")
+            raise RunError(f"run {self.name!r} is being trained or changed by another process")
         return self
 
     def __exit__(self, *exc) -> None:

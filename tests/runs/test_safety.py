@@ -52,7 +52,7 @@ def test_overwrite_replaces_a_finished_run(trained, tmp_path):
     _copy(trained, tmp_path / "r")
     run = train_run(cfg(seed=3), tmp_path, name="r", overwrite=True)
     assert run.path == tmp_path / "r" and run.config.seed == 3 and run.status()["status"] == "done"
-    assert [p.name for p in tmp_path.iterdir() if not p.name.startswith(".")] == ["r"]
+    assert [p.name for p in tmp_path.iterdir() if not p.name.startswith((".", "_"))] == ["r"]
 
 
 def test_overwrite_refuses_a_run_being_trained(trained, tmp_path):
@@ -92,7 +92,7 @@ def test_a_deleted_run_folder_is_not_recreated(tmp_path):
 
     with pytest.raises(RunError):
         train_run(cfg(), tmp_path, cb, name="y")
-    assert not any(p.is_dir() for p in tmp_path.iterdir())
+    assert not any(p.is_dir() and p.name != "_locks" for p in tmp_path.iterdir())
 
 
 def test_concurrent_auto_named_runs_do_not_collide(tmp_path):
