@@ -4,6 +4,7 @@ from __future__ import annotations
 import streamlit as st
 
 from dpcore import ui
+from dpcore.text import md
 
 ui.ensure_navigation()
 st.title("Compare")
@@ -18,7 +19,7 @@ chosen = [n for n in (first, second) if n]
 def header(name: str) -> None:
     s = info[name]
     eps = "ε = ∞ (not private)" if s.epsilon == float("inf") else f"ε = {ui.fmt_eps(s.epsilon)}"
-    st.markdown(f"**{s.model}** on **{s.dataset}** · {eps} · {s.status}")
+    st.markdown(f"**{md(s.model)}** on **{md(s.dataset)}** · {eps} · {s.status}")
 
 
 def side_by_side(draw) -> None:

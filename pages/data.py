@@ -6,6 +6,7 @@ import streamlit as st
 
 from dpcore import ui
 from dpcore.errors import DPCoreError
+from dpcore.text import md
 
 ui.ensure_navigation()
 st.title("Data")
@@ -82,20 +83,22 @@ def _csv_form(current: dict) -> dict | None:
                           key="data.upload")
     if up is None:
         if current.get("csv"):
-            st.caption(f"Current table: **{ui.data_label(current)}**. Upload a file to replace it.")
+            st.caption(f"Current table: **{md(ui.data_label(current))}**. Upload a file to replace it.")
         return None
     raw = up.getvalue()
     if len(raw) > ui.upload_limit_bytes():
-        st.error(f"{up.name} is {len(raw) / 2**20:.1f} MB, over the {limit_mb} MB upload limit")
+        st.error(f"{md(up.name)} is {len(raw) / 2**20:.1f} MB, over the {limit_mb} MB upload limit")
         return None
-    path = ui.save_upload(raw, up.name)
+    import hashlib
+
+    digest = hashlib.sha256(raw).hexdigest()[:16]
     delims = {",": "comma ,", ";": "semicolon ;", "\t": "tab", "|": "pipe |"}
     c1, c2 = st.columns(2)
     delimiter = c1.selectbox("Delimiter", list(delims), format_func=delims.get, key="data.delimiter")
     try:
-        frame = ui.parse_table(str(path), delimiter, ui.upload_limit_bytes())
+        frame = ui.parse_upload(raw, delimiter, ui.upload_limit_bytes())
     except DPCoreError as exc:
-        st.error(str(exc), icon=":material/error:")
+        st.error(md(exc), icon=":material/error:")
         return None
     cols = ["(none)"] + list(frame.columns)
     guess = next((c for c in reversed(frame.columns) if c.lower() in ("target", "label", "class", "y")),
@@ -109,10 +112,10 @@ def _csv_form(current: dict) -> dict | None:
     try:
         rows = _schema_rows(frame, target)
     except DPCoreError as exc:
-        st.error(str(exc), icon=":material/error:")
+        st.error(md(exc), icon=":material/error:")
         return None
     edited = st.data_editor(
-        rows, key=f"data.schema.{path.name}.{target}", hide_index=True, width="stretch",
+        rows, key=f"data.schema.{digest}.{target}", hide_index=True, width="stretch",
         disabled=["column"],
         column_config={
             "kind": st.column_config.SelectboxColumn("kind", options=list(KINDS), required=True),
@@ -154,6 +157,11 @@ def _csv_form(current: dict) -> dict | None:
                     bounds[name] = [float(r["lower"]), float(r["upper"])]
             elif r["kind"] == "categorical" and str(r["categories"] or "").strip():
                 cats[name] = [v.strip() for v in str(r["categories"]).split(",") if v.strip()]
+    try:
+        path = ui.save_upload(raw, up.name)
+    except DPCoreError as exc:
+        st.error(md(exc), icon=":material/error:")
+        return None
     choice = {"csv": str(path), "target": target, "name": up.name, "delimiter": delimiter,
               "test_size": float(test_size), "split_seed": int(split_seed)}
     for key, val in (("types", types), ("bounds", bounds), ("categories", cats)):
@@ -171,9 +179,9 @@ def _apply(choice: dict | None, current: dict) -> None:
         return
     try:
         ui.set_data_choice(choice)
-        st.toast(f"Dataset: {ui.data_label(choice)}", icon=":material/check:")
+        st.toast(f"Dataset: {md(ui.data_label(choice))}", icon=":material/check:")
     except DPCoreError as exc:
-        st.error(f"{exc} — keeping **{ui.data_label(current)}**.", icon=":material/error:")
+        st.error(f"{md(exc)} — keeping **{md(ui.data_label(current))}**.", icon=":material/error:")
 
 
 current = ui.data_choice()
@@ -188,7 +196,7 @@ else:
 current = ui.data_choice()
 train, test = ui.load_data(current)
 st.divider()
-st.subheader(f"Active dataset: {ui.data_label(current)}")
+st.subheader(f"Active dataset: {md(ui.data_label(current))}")
 m = st.columns(4)
 m[0].metric("Training rows (private)", f"{train.n:,}")
 m[1].metric("Test rows (held out)", f"{test.n:,}")
@@ -196,7 +204,7 @@ m[2].metric("Model features", f"{train.n_features:,}", help="Encoded width: one-
             "scaled numbers, flattened pixels, each in [0, 1].")
 m[3].metric("Classes", train.n_classes or "—")
 if not train.preprocessing_private:
-    derived = ", ".join(map(str, train.meta.get("data_derived") or getattr(train.schema, "data_derived", [])))
+    derived = md(", ".join(map(str, train.meta.get("data_derived") or getattr(train.schema, "data_derived", []))))
     st.warning(f"Preprocessing not covered by ε: the bounds/categories of **{derived}** were read from "
                "the private rows. Declare them public in the schema editor to close this leak.",
                icon=":material/warning:")

@@ -10,6 +10,7 @@ import streamlit as st
 
 from dpcore import ui
 from dpcore.errors import DPCoreError
+from dpcore.text import md
 
 ui.ensure_navigation()
 st.title("Runs")
@@ -64,7 +65,7 @@ else:
     s = info[name]
     path = Path(s.path)
     if s.status == "failed":
-        st.error(f"This run failed: {s.message}", icon=":material/error:")
+        st.error(f"This run failed: {md(s.message)}", icon=":material/error:")
     a, b, c, d = st.columns(4)
     a.download_button("Config (JSON)", (path / "config.json").read_bytes(), file_name=f"{name}-config.json",
                       mime="application/json", icon=":material/download:", key="runs.dl_config",
@@ -116,7 +117,7 @@ else:
         st.button("Delete run", type="secondary", icon=":material/delete:", disabled=not sure,
                   key="runs.delete", on_click=_delete, args=(path,))
         if msg := st.session_state.pop("runs.msg", None):
-            st.error(msg, icon=":material/error:")
+            st.error(md(msg), icon=":material/error:")
 
 # ------------------------------------------------------------------ ε sweep
 st.subheader("ε sweep", divider="gray")
@@ -152,7 +153,7 @@ if st.button("Start sweep", type="primary", icon=":material/play_arrow:", key="r
         ui.set_sweep_state({"handle": handle, "n": len(configs), "started": time.time(), "scored": False})
         st.rerun()
     except DPCoreError as exc:
-        st.error(str(exc), icon=":material/error:")
+        st.error(md(exc), icon=":material/error:")
 
 
 @st.fragment(run_every=ui.POLL_SECONDS if sweep_busy else None)
@@ -164,11 +165,11 @@ def sweep_panel() -> None:
     done = len(h.runs)
     last = h.latest
     frac = (done + (last["step"] / max(1, last["total_steps"]) if last and h.is_alive() else 0)) / sweep["n"]
-    current = h.run.name if h.run is not None and h.is_alive() else None
+    current = h.run.target_name if h.run is not None and h.is_alive() else None
     st.progress(min(1.0, frac), text=f"{done} of {sweep['n']} runs finished"
                 + (f" · training {current}" if current else f" · {h.status}"))
     if h.status == "failed":
-        st.error(f"The sweep stopped: {h.error}", icon=":material/error:")
+        st.error(f"The sweep stopped: {md(h.error)}", icon=":material/error:")
     if h.is_alive():
         if st.button("Stop sweep", icon=":material/stop:", key="runs.sweep_stop"):
             h.stop()

@@ -9,6 +9,7 @@ import streamlit as st
 
 from dpcore import ui
 from dpcore.errors import DPCoreError
+from dpcore.text import md
 
 ui.ensure_navigation()
 st.title("Train")
@@ -20,7 +21,7 @@ choice = ui.data_choice()
 train, test = ui.load_data(choice)
 width = train.n_features + train.n_classes
 c1, c2 = st.columns([4, 1])
-c1.markdown(f"Training on **{ui.data_label(choice)}** — {train.n:,} private rows × {train.n_features} "
+c1.markdown(f"Training on **{md(ui.data_label(choice))}** — {train.n:,} private rows × {train.n_features} "
             f"features{f', {train.n_classes} classes' if train.n_classes else ''}.")
 c2.page_link("pages/data.py", label="Change data", icon=":material/table_view:")
 unknown_keys = set(choice) - ui.data_config_fields()
@@ -44,8 +45,8 @@ def live_panel() -> None:
     last = events[-1] if events else None
     target = live.config["params"].get("epsilon", math.inf)
     c1, c2, c3 = st.columns([3, 1, 1])
-    c1.markdown(f"**{live.run_name or 'starting…'}** · {live.config['model']} on "
-                f"{ui.data_label(live.config['data'])} · status **{status}**")
+    c1.markdown(f"**{md(live.run_name or 'starting…')}** · {live.config['model']} on "
+                f"{md(ui.data_label(live.config['data']))} · status **{status}**")
     if live.running:
         if c3.button("Stop", icon=":material/stop:", key="train.stop",
                      help="Stops after the current step and saves a usable model."):
@@ -75,7 +76,7 @@ def live_panel() -> None:
     elif live.running:
         st.progress(0.0, text="loading data and calibrating…")
     if status == "failed":
-        st.error(f"Training failed: {live.handle.error or 'unknown error'} — the run is saved as failed.",
+        st.error(f"Training failed: {md(live.handle.error or 'unknown error')} — the run is saved as failed.",
                  icon=":material/error:")
     elif status in ("done", "stopped"):
         msg = "Training finished." if status == "done" else "Training stopped; the model so far is saved."
@@ -208,7 +209,7 @@ if error is None and info["private"] and "epsilon" in params:
     except DPCoreError as exc:
         error = str(exc)
 if error:
-    st.error(error, icon=":material/error:")
+    st.error(md(error), icon=":material/error:")
 elif cal is not None:
     from dpcore.plots import budget_share_figure
     from dpcore.privacy.ledger import PrivacyLedger

@@ -50,8 +50,22 @@ def run(args) -> int:
 
     if args.n_targets < 10:
         raise InvalidParameter(f"--n-targets must be >= 10, got {args.n_targets}")
+    from dpcore.cli.paths import check_out_file
+    from dpcore.errors import check_int
+    from dpcore.limits import check_samples
+    from dpcore.runs import Run
+
+    check_int("--seed", args.seed, minimum=0)
+    if args.n_samples is not None:
+        check_samples(check_int("--n-samples", args.n_samples, minimum=1), "--n-samples")
+    if args.n_targets > 1_000_000:
+        raise InvalidParameter(f"--n-targets must be at most 1000000, got {args.n_targets}")
+    if args.report:
+        check_out_file(args.report, (".html", ".htm"), "--report")
     if not Path(args.run).is_dir():
         raise RunError(f"no run folder at {args.run}")
+    if not Run(args.run).has_model():
+        raise RunError(f"run {args.run!r} has no saved model (status: {Run(args.run).status()['status']})")
     start = time.perf_counter()
     bundle = load_bundle(args.run, n_samples=args.n_samples, seed=args.seed)
     if args.report and args.report_kind == "private":

@@ -77,17 +77,35 @@ def _reject_encoder_args(args) -> None:
             raise InvalidParameter(f"--{k.replace('_', '-')} does not apply to --model dp-vae")
 
 
+def _check_sizes(args, c: dict) -> None:
+    """Positive sizes and at most DPCORE_MAX_STEPS steps, before any ledger is built."""
+    from dpcore.errors import check_int, check_positive
+    from dpcore.limits import check_steps
+
+    check_int("--n", c["n"])
+    check_positive("--batch", c["batch"])
+    check_positive("--epochs", c["epochs"])
+    check_steps(c["epochs"], c["n"], c["batch"], what="this configuration")
+    if "em_iters" in c:
+        check_int("--em-iters", c["em_iters"])
+        check_int("--components", c["components"])
+        if c["em_iters"] * c["components"] > 1_000_000:
+            raise InvalidParameter("--em-iters × --components must be at most 1000000")
+
+
 def run_account(args) -> int:
     from dpcore.privacy import accountant as A
 
     if args.model == "p3gm":
         c = _fill(args, P3GM_DEFAULTS)
+        _check_sizes(args, c)
         own = A.p3gm_ledger(c["n"], c["batch"], c["epochs"], c["pca_sigma"], c["em_sigma"],
                             c["em_iters"], c["components"], c["sgd_sigma"], args.mean_sigma,
                             center=args.center)
     else:
         _reject_encoder_args(args)
         c = _fill(args, DP_VAE_DEFAULTS)
+        _check_sizes(args, c)
         own = A.dp_vae_ledger(c["n"], c["batch"], c["epochs"], c["sgd_sigma"])
     led = own
     if args.with_count:
@@ -113,6 +131,7 @@ def run_calibrate(args) -> int:
     if args.model == "p3gm":
         c = _fill(args, {k: P3GM_DEFAULTS[k] for k in ("n", "batch", "epochs", "components",
                                                         "em_iters")})
+        _check_sizes(args, c)
         extra = {} if args.em_fraction is None else {"em_fraction": args.em_fraction}
         cal = A.calibrate_p3gm(args.epsilon, args.delta, args.encoder_share, c["n"], c["batch"],
                                c["epochs"], c["components"], c["em_iters"], center=args.center,
@@ -120,6 +139,7 @@ def run_calibrate(args) -> int:
     else:
         _reject_encoder_args(args)
         c = _fill(args, {k: DP_VAE_DEFAULTS[k] for k in ("n", "batch", "epochs")})
+        _check_sizes(args, c)
         cal = A.calibrate_dp_vae(args.epsilon, args.delta, c["n"], c["batch"], c["epochs"],
                                  spent=spent)
     out = {"model": args.model, "target_epsilon": args.epsilon, **cal.to_dict(), "config": c}

@@ -7,9 +7,12 @@ command and `--model` is known, so other commands never pay for importing torch 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import math
+import signal
 import sys
+import threading
 import time
 import types
 import typing
@@ -143,6 +146,9 @@ def register(sub) -> None:
     s.add_argument("--n", type=int, default=1000, help="rows to draw (default 1000)")
     s.add_argument("--out", required=True, help="output file: .csv, .npz or .png")
     s.add_argument("--seed", type=int, default=0, help="sampling seed (default 0)")
+    s.add_argument("--raw", action="store_true",
+                   help="CSV: keep cells that start with = + - @ as they are (by default they are "
+                        "prefixed with ' so spreadsheets do not run them as formulas)")
     s.add_argument("--json", action="store_true", help="print one JSON object")
     s.set_defaults(func=cmd_sample)
 
@@ -172,7 +178,6 @@ def _progress(args):
 
 
 def cmd_train(args) -> int:
-    from dpcore.cli import print_json
     from dpcore.errors import InvalidParameter
     from dpcore.runs import DataConfig, RunConfig, train_run
 
@@ -180,6 +185,12 @@ def cmd_train(args) -> int:
         raise InvalidParameter("give exactly one of --dataset NAME or --data FILE.csv")
     if args.target is not None and args.data is None:
         raise InvalidParameter("--target applies to --data FILE.csv only")
+    from dpcore.cli.paths import check_readable, check_run_out
+
+    root, name = check_run_out(args.out)
+    if args.data is not None:
+        check_readable(args.data)
+        args.data = str(Path(args.data).resolve())  # the run re-reads it from any folder
     if args.bounds == "dp" and args.data is None:
         raise InvalidParameter("--bounds dp applies to --data FILE.csv only (built-ins have documented bounds)")
     noise = None
@@ -201,15 +212,21 @@ def cmd_train(args) -> int:
                       split_seed=args.split_seed, outlier=args.outlier, n=args.rows, dp_bounds_noise=noise,
                       **declared)
     cfg = RunConfig(args.model, params, data)
-    root, name = ("runs", None) if args.out is None else (str(Path(args.out).parent), Path(args.out).name)
     bar, callback = _progress(args)
     t0 = time.time()
-    try:
-        run = train_run(cfg, root, callback, name=name, overwrite=args.overwrite)
-    finally:
-        if bar is not None:
-            bar.close()
-    seconds = time.time() - t0
+    stop = threading.Event()
+    with _stop_on_signals(stop):  # until the command ends: a late signal must not kill the output
+        try:
+            run = train_run(cfg, root, callback, name=name, overwrite=args.overwrite, stop=stop)
+        finally:
+            if bar is not None:
+                bar.close()
+        return _report(args, cfg, run, time.time() - t0)
+
+
+def _report(args, cfg, run, seconds: float) -> int:
+    from dpcore.cli import print_json
+
     status = run.status()
     ledger = run.ledger()
     out = {"run": str(run.path), "model": cfg.model, "status": status["status"], "epsilon": run.epsilon,
@@ -271,6 +288,32 @@ def _noise_summary(ledger, epsilon: float) -> dict:
     return {"noise": "seeded" if seeded else "secret", "private": math.isfinite(epsilon) and not seeded}
 
 
+@contextlib.contextmanager
+def _stop_on_signals(stop: threading.Event):
+    """SIGINT (Ctrl-C) and SIGTERM stop training like the app's Stop button: the run ends after
+    the current step as "stopped", its model saved. A second signal acts as usual (exits)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+
+    def handler(signum, frame):
+        if not stop.is_set():
+            print(f"\n{signal.Signals(signum).name}: stopping after this step (again to abort)",
+                  file=sys.stderr)
+        stop.set()
+        for sig, h in old.items():
+            signal.signal(sig, h)
+
+    for sig in old:
+        signal.signal(sig, handler)
+    try:
+        yield
+    finally:
+        for sig, h in old.items():
+            signal.signal(sig, h)
+
+
 def _model_json(run_path) -> dict:
     import json
 
@@ -300,11 +343,17 @@ def cmd_sample(args) -> int:
     from dpcore.runs import Run
     from dpcore.runs.export import write_samples
 
-    n = check_int("n", args.n, minimum=1)
+    from dpcore.cli.paths import check_out_file
+    from dpcore.limits import check_samples
+    from dpcore.runs.export import FORMATS
+
+    n = check_samples(check_int("--n", args.n, minimum=1), "--n")
+    check_int("--seed", args.seed, minimum=0)
+    check_out_file(args.out, FORMATS)
     run = Run.load(args.run)
     model = run.load_model()
     data = model.sample(n, seed=args.seed)
-    info = write_samples(data, args.out)
+    info = write_samples(data, args.out, raw=args.raw)
     info.update(run=str(run.path), model=run.config.model, seed=args.seed, epsilon=run.epsilon)
     if args.json:
         print_json(info)

@@ -94,7 +94,9 @@ def latent_figure(codes: np.ndarray, labels: np.ndarray | None = None, prior: di
     else:
         for c in np.unique(lab):
             sel = lab == c
-            name = str(label_names[c]) if label_names is not None else str(c)
+            from dpcore.text import html_text
+
+            name = html_text(label_names[c] if label_names is not None else c)
             fig.add_trace(go.Scattergl(x=xy[sel, 0], y=xy[sel, 1], mode="markers", name=f"real {name}",
                                        marker=dict(size=4, opacity=0.5)))
     if syn is not None:

@@ -24,6 +24,7 @@ import pandas as pd
 
 from dpcore.data.dataset import Dataset
 from dpcore.errors import DataError, InvalidParameter
+from dpcore.text import html_text
 
 DISCRETE_MAX_LEVELS = 20
 MISSING = "<missing>"
@@ -215,9 +216,12 @@ def one_way_figure(real: Dataset, synth: Dataset, column: str, bins: int = 20):
         x = [f"{edges[i]:.3g}–{edges[i + 1]:.3g}" for i in range(bins)] + ["missing"]
         if p[-1] == 0 and q[-1] == 0:
             x, p, q = x[:-1], p[:-1], q[:-1]
+    from dpcore.text import html_text
+
+    x = [html_text(v) for v in x]  # category values come from the data: never markup
     fig = go.Figure([go.Bar(x=x, y=p, name="real"), go.Bar(x=x, y=q, name="synthetic")])
-    fig.update_layout(barmode="group", title=f"{column}: TVD {tvd:.3f}", yaxis_title="share of rows",
-                      xaxis_title=column)
+    fig.update_layout(barmode="group", title=f"{html_text(column)}: TVD {tvd:.3f}", yaxis_title="share of rows",
+                      xaxis_title=html_text(column), xaxis_type="category")
     return fig
 
 
@@ -225,7 +229,9 @@ def two_way_heatmap(matrix: pd.DataFrame):
     """Heatmap of 2-way marginal TVD over column pairs (the matrix from `two_way_tvd`)."""
     import plotly.graph_objects as go
 
-    fig = go.Figure(go.Heatmap(z=matrix.to_numpy(), x=list(matrix.columns), y=list(matrix.index),
+    from dpcore.text import html_list
+
+    fig = go.Figure(go.Heatmap(z=matrix.to_numpy(), x=html_list(matrix.columns), y=html_list(matrix.index),
                                colorscale="Reds", zmin=0, colorbar=dict(title="TVD")))
     mean = float(np.nanmean(matrix.to_numpy())) if matrix.size > 1 else float("nan")
     fig.update_layout(title=f"2-way marginal TVD (mean {mean:.3f})", yaxis=dict(autorange="reversed"))
@@ -261,7 +267,7 @@ def image_grid_figure(dataset: Dataset, n: int = 64, seed: int = 0, ncols: int |
     kw = {"color_continuous_scale": "gray_r"} if mosaic.ndim == 2 else {}
     fig = px.imshow(mosaic if mosaic.ndim == 2 else (mosaic * 255).astype(np.uint8), zmin=0,
                     zmax=1 if mosaic.ndim == 2 else 255, **kw)
-    fig.update_layout(title=f"{dataset.name}: {len(idx)} samples", coloraxis_showscale=False)
+    fig.update_layout(title=f"{html_text(dataset.name)}: {len(idx)} samples", coloraxis_showscale=False)
     fig.update_xaxes(visible=False)
     fig.update_yaxes(visible=False)
     return fig
@@ -276,7 +282,7 @@ def class_mean_images_figure(dataset: Dataset, ncols: int = 5):
     imgs = _images(dataset)
     classes = np.unique(dataset.labels)
     means = np.stack([imgs[dataset.labels == c].mean(0) for c in classes])
-    names = [str(dataset.label_names[c]) if dataset.label_names is not None else str(c) for c in classes]
+    names = [html_text(dataset.label_names[c] if dataset.label_names is not None else c) for c in classes]
     if means.ndim == 3:
         fig = px.imshow(means, facet_col=0, facet_col_wrap=min(ncols, len(classes)), zmin=0, zmax=1,
                         color_continuous_scale="gray_r")
@@ -286,5 +292,5 @@ def class_mean_images_figure(dataset: Dataset, ncols: int = 5):
         ann.text = names[int(ann.text.split("=")[-1])]
     fig.update_xaxes(visible=False)
     fig.update_yaxes(visible=False)
-    fig.update_layout(title=f"{dataset.name}: mean image per class", coloraxis_showscale=False)
+    fig.update_layout(title=f"{html_text(dataset.name)}: mean image per class", coloraxis_showscale=False)
     return fig

@@ -285,7 +285,9 @@ def utility_table_figure(result: UtilityResult):
                              cells=dict(values=cols, align="left")))
     title = "Utility: train on synthetic, test on real"
     if result.notes:
-        title += "<br><sub>" + "; ".join(result.notes) + "</sub>"
+        from dpcore.text import html_text
+
+        title += "<br><sub>" + html_text("; ".join(result.notes)) + "</sub>"
     fig.update_layout(title=title, margin=dict(l=10, r=10, t=60, b=10))
     return fig
 

@@ -79,15 +79,37 @@ def hparam(default, help: str):
     return dataclasses.field(default=default, metadata={"help": help})
 
 
+MAX_FEATURES = 10_000_000  # columns a saved model may declare (a 3000×3000 RGB image is 27M: too big)
+
+
 def read_model_meta(directory, name: str) -> dict:
-    """model.json of a saved model, checked to hold a `name` model (one-line RunError otherwise)."""
+    """model.json of a saved model, checked field by field to hold a `name` model (one-line
+    RunError otherwise: wrong types, missing keys, a list for an object, deep nesting, huge files)."""
+    from dpcore.runs.safety import MAX_MODEL_JSON_BYTES, read_json
+
     d = Path(directory)
-    try:
-        meta = json.loads((d / "model.json").read_text())
-    except (OSError, ValueError) as exc:
-        raise RunError(f"cannot read {d / 'model.json'}: {exc}") from None
+    meta = read_json(d / "model.json", max_bytes=MAX_MODEL_JSON_BYTES)
+    where = f"{d / 'model.json'}"
+    if not isinstance(meta, dict):
+        raise RunError(f"{where} must be an object, got {type(meta).__name__}")
     if meta.get("model") != name:
-        raise RunError(f"{d} holds a {meta.get('model')!r} model, not {name!r}")
+        raise RunError(f"{d} holds a {str(meta.get('model'))[:40]!r} model, not {name!r}")
+    for key, kind in (("config", dict), ("template", dict), ("ledger", list), ("n_features", int),
+                      ("n_classes", int)):
+        if not isinstance(meta.get(key), kind) or isinstance(meta.get(key), bool):
+            raise RunError(f"{where}: {key!r} is missing or not a{'n' if kind is int else ''} "
+                           f"{ {dict: 'object', list: 'list', int: 'integer'}[kind]}")
+    for key in ("n_features", "n_classes", "width"):
+        v = meta.get(key, 0)
+        if not isinstance(v, int) or isinstance(v, bool) or not 0 <= v <= MAX_FEATURES:
+            raise RunError(f"{where}: {key!r} must be an integer in [0, {MAX_FEATURES}]")
+    for key in ("calibration", "fit_result"):
+        if meta.get(key) is not None and not isinstance(meta[key], dict):
+            raise RunError(f"{where}: {key!r} must be an object")
+    _check_template(meta["template"], where)
+    from dpcore.runs.safety import ledger_records
+
+    ledger_records(meta["ledger"], where)
     return meta
 
 
@@ -253,26 +275,82 @@ def template_to_json(data: Dataset) -> dict:
     return out
 
 
-def _import(spec: str):
-    import importlib
+def _allowed_classes() -> dict[str, type]:
+    """The only classes a saved template may name: a run folder never chooses code to import."""
+    from dpcore.data.encoder import TabularEncoder
+    from dpcore.data.schema import Schema
 
-    mod, _, qual = spec.partition(":")
-    return getattr(importlib.import_module(mod), qual)
+    return {f"{c.__module__}:{c.__qualname__}": c for c in (Schema, TabularEncoder)}
+
+
+def _allowed(spec, where: str) -> type:
+    cls = _allowed_classes().get(spec) if isinstance(spec, str) else None
+    if cls is None:
+        raise RunError(f"{where}: class {str(spec)[:80]!r} is not one a saved model may use")
+    return cls
+
+
+def _check_template(d, where: str) -> None:
+    where = f"{where} template"
+    if not isinstance(d, dict):
+        raise RunError(f"{where} must be an object")
+    if not isinstance(d.get("name"), str):
+        raise RunError(f"{where}: 'name' must be a string")
+    n = d.get("n_features")
+    if not isinstance(n, int) or isinstance(n, bool) or not 0 <= n <= MAX_FEATURES:
+        raise RunError(f"{where}: 'n_features' must be an integer in [0, {MAX_FEATURES}]")
+    names = d.get("label_names")
+    if names is not None and (not isinstance(names, list) or len(names) > 100_000
+                              or not all(isinstance(v, (str, int, float, bool)) for v in names)):
+        raise RunError(f"{where}: 'label_names' must be a list of strings or numbers")
+    shape = d.get("image_shape")
+    if shape is not None and (not isinstance(shape, list) or not 2 <= len(shape) <= 3
+                              or not all(isinstance(v, int) and not isinstance(v, bool) and 0 < v <= 100_000
+                                         for v in shape) or math.prod(shape) != n):
+        raise RunError(f"{where}: 'image_shape' must be 2 or 3 positive integers whose product is n_features")
+    if not isinstance(d.get("preprocessing_private"), bool):
+        raise RunError(f"{where}: 'preprocessing_private' must be true or false")
+    if not isinstance(d.get("meta", {}), dict):
+        raise RunError(f"{where}: 'meta' must be an object")
+    for key in ("schema", "encoder"):
+        spec = d.get(key)
+        if spec is None:
+            continue
+        if not isinstance(spec, dict):
+            raise RunError(f"{where}: {key!r} must be an object")
+        _allowed(spec.get("class"), f"{where} {key}")
+        if "state" in spec:
+            if not isinstance(spec["state"], dict):
+                raise RunError(f"{where}: {key}.state must be an object")
+        else:
+            _allowed(spec.get("schema_class"), f"{where} {key}")
+            if not isinstance(spec.get("schema"), dict) or not isinstance(spec.get("missing"), (str, type(None))):
+                raise RunError(f"{where}: {key} needs a schema object and a missing-value mode")
 
 
 def template_from_json(d: dict) -> Dataset:
+    """The Dataset template saved by `template_to_json` (classes from a fixed allow-list only)."""
+    from dpcore.errors import DPCoreError
+
+    _check_template(d, "model.json")
     extra: dict[str, Any] = {}
-    for key in ("schema", "encoder"):
-        spec = d.get(key)
-        if not spec:
-            continue
-        cls = _import(spec["class"])
-        if "state" in spec:
-            extra[key] = cls.from_dict(spec["state"])
-        else:
-            schema = _import(spec["schema_class"]).from_dict(spec["schema"])
-            kw = {} if spec.get("missing") is None else {"missing": spec["missing"]}
-            extra[key] = cls(schema, **kw)
+    try:
+        for key in ("schema", "encoder"):
+            spec = d.get(key)
+            if not spec:
+                continue
+            cls = _allowed(spec["class"], "model.json")
+            if "state" in spec:
+                extra[key] = cls.from_dict(spec["state"])
+            else:
+                schema = _allowed(spec["schema_class"], "model.json").from_dict(spec["schema"])
+                kw = {} if spec.get("missing") is None else {"missing": spec["missing"]}
+                extra[key] = cls(schema, **kw)
+    except DPCoreError as exc:
+        raise RunError(f"model.json template is invalid: {exc}") from None
+    except (TypeError, ValueError, KeyError, AttributeError) as exc:
+        raise RunError(f"model.json template is invalid ({type(exc).__name__}: "
+                       f"{' '.join(str(exc).split())[:120]})") from None
     return Dataset(
         name=d["name"], features=np.zeros((0, d["n_features"]), np.float32),
         labels=None if d["label_names"] is None else np.zeros(0, np.int64),
@@ -295,8 +373,14 @@ def empty_template(data: Dataset) -> Dataset:
 def atomic_write_bytes(path: str | os.PathLike, payload: bytes) -> None:
     """Write via a temporary file + os.replace, so a crash never leaves a half-written file."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    except FileNotFoundError:  # never re-create a folder (e.g. a run deleted while it trains)
+        raise RunError(f"cannot write {str(path)!r}: the folder {str(path.parent)!r} does not exist") from None
+    except NotADirectoryError:
+        raise RunError(f"cannot write {str(path)!r}: {str(path.parent)!r} is not a folder") from None
+    except OSError as exc:
+        raise RunError(f"cannot write {str(path)!r}: {exc.strerror or exc}") from None
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(payload)
@@ -345,15 +429,26 @@ def save_tensors(path, tensors: dict[str, torch.Tensor]) -> None:
     from safetensors.torch import save
 
     payload = save({k: v.detach().cpu().contiguous() for k, v in tensors.items()})
+    parent = Path(path).parent
+    if not parent.is_dir() and parent.parent.is_dir():
+        parent.mkdir()  # the model's own folder, never its parents
     atomic_write_bytes(path, payload)
 
 
 def load_tensors(path) -> dict[str, torch.Tensor]:
-    from safetensors.torch import load_file
+    """Tensors of a safetensors file (no pickle); empty, truncated or garbage files → RunError."""
+    from safetensors.torch import load
 
-    if not Path(path).exists():
+    p = Path(path)
+    if not p.is_file():
         raise RunError(f"model weights missing: {path}")
-    return load_file(str(path))
+    try:
+        tensors = load(p.read_bytes())
+    except Exception as exc:  # noqa: BLE001 - safetensors raises its own error types
+        raise RunError(f"model weights unreadable: {path} ({' '.join(str(exc).split())[:120]})") from None
+    if not all(torch.isfinite(t).all() for t in tensors.values() if t.is_floating_point()):
+        raise RunError(f"model weights contain NaN or infinite values: {path}")
+    return tensors
 
 
 def check_finite(value: float, phase: str, step: int) -> None:

@@ -63,12 +63,41 @@ def image_grid(data: Dataset, max_images: int = 100, ncols: int | None = None, p
     return (np.clip(grid, 0, 1) * 255).round().astype(np.uint8)
 
 
-def write_samples(data: Dataset, path) -> dict:
-    """Write rows to `path` by its extension (.csv, .npz or .png); returns what was written."""
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def neutralise_cell(v):
+    """A text cell a spreadsheet would run as a formula (starts with = + - @, tab or CR) gets a
+    leading apostrophe; numbers, and text that is just a number ("-3.5"), stay as they are."""
+    if not isinstance(v, str) or not v.startswith(FORMULA_START):
+        return v
+    try:
+        float(v)
+        return v
+    except ValueError:
+        return "'" + v
+
+
+def csv_bytes(data: Dataset, raw: bool = False) -> bytes:
+    """Rows as CSV in the original columns. By default formula-like text cells and column names are
+    neutralised (CSV injection: synthetic text comes from private data and may hold `=HYPERLINK(…)`);
+    raw=True keeps them verbatim."""
+    frame = data.to_frame()
+    if not raw:
+        frame = frame.rename(columns=lambda c: neutralise_cell(str(c)))
+        for col in frame.columns:
+            if frame[col].dtype == object or str(frame[col].dtype) in ("string", "category"):
+                frame[col] = frame[col].map(neutralise_cell)
+    return frame.to_csv(index=False).encode()
+
+
+def write_samples(data: Dataset, path, raw: bool = False) -> dict:
+    """Write rows to `path` by its extension (.csv, .npz or .png); returns what was written.
+    CSV cells that would run as spreadsheet formulas are neutralised unless `raw` (see csv_bytes)."""
     path = Path(path)
     ext = path.suffix.lower()
     if ext == ".csv":
-        atomic_write_bytes(path, data.to_frame().to_csv(index=False).encode())
+        atomic_write_bytes(path, csv_bytes(data, raw=raw))
     elif ext == ".npz":
         import io
 

@@ -16,7 +16,8 @@ from typing import Callable, Iterable
 
 from dpcore.errors import DPCoreError, RunError
 from dpcore.models.base import PrivacyBudget, TrainingEvent
-from dpcore.runs.store import Run, RunConfig, create_run, now_iso
+from dpcore.runs.safety import HEARTBEAT_SECONDS, liveness
+from dpcore.runs.store import Run, RunConfig, begin_run, finish_run, now_iso
 
 EventFn = Callable[[TrainingEvent], "bool | None"]
 _FLUSH_SECONDS = 1.0
@@ -40,6 +41,10 @@ def prepare(config: RunConfig | dict):
     cls = get_model(cfg.model)
     model = cls(cfg.model_config())
     train, _ = cfg.data.load()
+    if {"epochs", "batch_size"} <= set(cfg.params):
+        from dpcore.limits import check_steps
+
+        check_steps(cfg.params["epochs"], train.n, cfg.params["batch_size"])
     pca_dim = cfg.params.get("pca_dim")
     if pca_dim is not None:
         width = train.n_features + train.n_classes
@@ -56,15 +61,48 @@ def train_run(config: RunConfig | dict, root, callback: EventFn | None = None, *
               stop: threading.Event | None = None, on_created: Callable[[Run], None] | None = None) -> Run:
     """Train one run to completion (or until `callback` returns False / `stop` is set); returns it.
 
-    The run folder is created only after the config and data validate. On a NaN loss or any
-    error the run is saved as "failed" with a one-line message and the error is re-raised.
+    The run is created only after the config and data validate, trains in ROOT/.NAME.partial-XXXX
+    under an exclusive lock on NAME and moves to ROOT/NAME when it ends (a finished run replaces
+    the old one under `overwrite`; a failed one never does). status.json carries the process's pid,
+    host and a heartbeat, so a killed run reads as "interrupted". On a NaN loss or any error the
+    run is saved as "failed" with a one-line message and the error is re-raised.
     """
     cfg, model, train = prepare(config)
-    run = create_run(root, name, cfg, overwrite=overwrite)
+    run, lock = begin_run(root, name, cfg, overwrite=overwrite)
+    try:
+        return _train_locked(run, cfg, model, train, callback, stop, on_created)
+    finally:
+        lock.release()
+
+
+class _Heartbeat(threading.Thread):
+    """Refreshes status.json's heartbeat every HEARTBEAT_SECONDS while a run trains."""
+
+    def __init__(self, run: Run, guard: threading.Lock):
+        super().__init__(name="dpcore-heartbeat", daemon=True)
+        self.target, self.guard, self.done = run, guard, threading.Event()
+
+    def run_once(self) -> None:
+        with self.guard:
+            if not self.done.is_set():
+                self.target.set_status("running", **liveness())
+
+    def run(self) -> None:  # noqa: D102 - threading entry point
+        while not self.done.wait(HEARTBEAT_SECONDS):
+            try:
+                self.run_once()
+            except Exception:  # noqa: BLE001 - a missed beat only makes the run look stale
+                pass
+
+
+def _train_locked(run, cfg, model, train, callback, stop, on_created) -> Run:
     if on_created is not None:
         on_created(run)
     t0 = time.time()
-    run.set_status("running", started=now_iso(), step=0, total_steps=None, epsilon=None)
+    guard = threading.Lock()
+    run.set_status("running", started=now_iso(), step=0, total_steps=None, epsilon=None, **liveness())
+    beat = _Heartbeat(run, guard)
+    beat.start()
     buffer: list[dict] = []
     last_flush = [time.monotonic()]
 
@@ -73,8 +111,9 @@ def train_run(config: RunConfig | dict, root, callback: EventFn | None = None, *
         buffer.clear()
         last_flush[0] = time.monotonic()
         if ev is not None:
-            run.set_status("running", step=ev.step, total_steps=ev.total_steps, epsilon=ev.epsilon,
-                           phase=ev.phase)
+            with guard:
+                run.set_status("running", step=ev.step, total_steps=ev.total_steps, epsilon=ev.epsilon,
+                               phase=ev.phase, **liveness())
 
     def on_event(ev: TrainingEvent):
         buffer.append({**ev.to_dict(), "time": round(time.time() - t0, 4)})
@@ -98,19 +137,33 @@ def train_run(config: RunConfig | dict, root, callback: EventFn | None = None, *
                               model.private)
         if model.private and not math.isclose(eps, result.epsilon, rel_tol=1e-9, abs_tol=1e-12):
             raise RunError(f"ε mismatch: model reported {result.epsilon}, accountant {eps}")
+        _end(beat, guard)
+        run = finish_run(run)
         run.set_status("stopped" if result.stopped else "done", finished=now_iso(),
                        seconds=round(time.time() - t0, 3), message=None, epsilon=eps,
                        step=result.steps)
     except BaseException as exc:
-        flush()
+        _end(beat, guard)
+        if not run.path.is_dir():  # moved into place already, or deleted under us
+            raise
         try:
+            flush()
             run.save_ledger(model.privacy_ledger(), cfg.params.get("delta", 0.0), model.private)
         except Exception:
             pass
-        run.set_status("failed", finished=now_iso(), seconds=round(time.time() - t0, 3),
-                       message=_one_line(exc))
+        try:
+            run.set_status("failed", finished=now_iso(), seconds=round(time.time() - t0, 3),
+                           message=_one_line(exc))
+            finish_run(run, replace=False)
+        except Exception:  # noqa: BLE001 - the original error is the one to report
+            pass
         raise
     return run
+
+
+def _end(beat: _Heartbeat, guard: threading.Lock) -> None:
+    with guard:
+        beat.done.set()
 
 
 def train_many(configs: Iterable[RunConfig | dict], root, *, executor=None,
@@ -220,7 +273,8 @@ class TrainingHandle:
 
             def callback(ev: TrainingEvent, _cfg=cfg):
                 with self._lock:
-                    self._events.append({**ev.to_dict(), "run": self.current.name if self.current else None})
+                    self._events.append({**ev.to_dict(),
+                                         "run": self.current.target_name if self.current else None})
                 if self.on_event is not None and self.on_event(ev) is False:
                     self._stop.set()
                 return not self._stop.is_set()
@@ -237,13 +291,23 @@ class TrainingHandle:
             except BaseException as exc:  # noqa: BLE001 - reported through .status/.error
                 self.error = _one_line(exc)
                 if self.current is not None:
-                    self.runs.append(self.current)
+                    self.runs.append(_where_now(self.current))
                 final = "failed"
             finally:
                 self.current = None
             if final != "done":
                 break
         self._status = final
+
+
+def _where_now(run: Run) -> Run:
+    """A run after training ended: its partial folder, or the folder it was moved to."""
+    if run.path.is_dir():
+        return run
+    try:
+        return Run(run.path.parent / run.target_name)
+    except DPCoreError:
+        return run
 
 
 def start_training(run_config: RunConfig | dict | list, root, on_event: EventFn | None = None, *,

@@ -2,12 +2,15 @@
 
 Layout of ROOT/NAME/:
   config.json    model name, every hyperparameter (defaults filled in), seed, data options, split
-  status.json    {"status": created|running|done|stopped|failed, "message", times, progress}
+  status.json    {"status": created|running|done|stopped|failed, "message", times, progress,
+                 pid, host, heartbeat}; "running" with a dead process or a stale heartbeat reads
+                 as "interrupted"
   metrics.jsonl  one TrainingEvent per line (appended; a torn last line is skipped on read)
   ledger.json    the privacy ledger + (ε, δ) computed from it by the accountant
   model/         weights.safetensors + model.json (written by the model's `save`)
 Every JSON file is written to a temporary file and moved into place (os.replace), so a reader or a
-crash never sees half a file.
+crash never sees half a file. A run trains in ROOT/.NAME.partial-XXXX and moves to ROOT/NAME when it
+ends (dpcore.runs.folders); every file is checked when read (dpcore.runs.safety).
 """
 from __future__ import annotations
 
@@ -16,17 +19,19 @@ import json
 import math
 import os
 import re
-import shutil
-import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from dpcore.errors import InvalidParameter, RunError, check_probability
+from dpcore.errors import DPCoreError, InvalidParameter, RunError, check_probability
 from dpcore.models._common import atomic_write_json, config_to_dict, dumps
 from dpcore.privacy.ledger import PrivacyLedger
+from dpcore.runs.safety import (as_number, check_config, check_ledger, check_model_files, check_status,
+                                is_alive, ledger_records, read_json)
 
-STATUSES = ("created", "running", "done", "stopped", "failed")
+STATUSES = ("created", "running", "done", "stopped", "failed", "interrupted")
+PARTIAL = ".partial-"
+MAX_METRICS_BYTES = 256 * 2**20
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._=+-]{0,127}$")
 
 
@@ -121,7 +126,9 @@ class RunConfig:
         eps = self.params.get("epsilon", math.inf)
         eps_s = "inf" if not math.isfinite(eps) else f"{eps:g}"
         stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-        return f"{self.model}-{self.data.label}-eps{eps_s}-s{self.seed}-{stamp}"
+        label = re.sub(r"[^A-Za-z0-9._=+-]+", "_", Path(self.data.label).stem if self.data.csv else self.data.label)
+        label = label.strip("._") or "data"
+        return f"{self.model}-{label[:48]}-eps{eps_s}-s{self.seed}-{stamp}"
 
 
 @dataclass
@@ -142,29 +149,38 @@ class RunSummary:
     params: dict
 
 
-def _read_json(path: Path, default=None):
-    try:
-        return json.loads(path.read_text())
-    except FileNotFoundError:
-        if default is not None:
-            return default
-        raise RunError(f"run file missing: {path}") from None
-    except ValueError as exc:
-        raise RunError(f"run file unreadable: {path} ({exc})") from None
+def _read_json(path: Path, default=None, check=None):
+    d = read_json(path, default=default)
+    return d if check is None else check(d, path.name)
 
 
 def _num(v) -> float:
-    return float(v) if v is not None else math.nan
+    return as_number(v)
+
+
+def _is_partial(path: Path) -> bool:
+    return path.name.startswith(".") and PARTIAL in path.name
 
 
 class Run:
-    """A run folder. Cheap to open: nothing heavy is read until asked for."""
+    """A run folder. Cheap to open: nothing heavy is read until asked for.
+
+    Every file is checked on read (types, sizes, nesting; see dpcore.runs.safety), so a run folder
+    from someone else is safe to open: a bad one is a one-line RunError.
+    """
 
     def __init__(self, path: str | os.PathLike):
         self.path = Path(path)
         if not (self.path / "config.json").is_file():
             raise RunError(f"not a run (no config.json): {self.path}")
-        self.config = RunConfig.from_dict(_read_json(self.path / "config.json"))
+        d = _read_json(self.path / "config.json", check=check_config)
+        try:
+            self.config = RunConfig.from_dict(d)
+        except DPCoreError as exc:
+            raise RunError(f"config.json of {self.path.name!r} is invalid: {exc}") from None
+        except (TypeError, ValueError, KeyError, AttributeError) as exc:
+            raise RunError(f"config.json of {self.path.name!r} is invalid ({type(exc).__name__}: "
+                           f"{' '.join(str(exc).split())[:120]})") from None
 
     @classmethod
     def load(cls, path) -> "Run":
@@ -172,36 +188,62 @@ class Run:
 
     @property
     def name(self) -> str:
-        return self.path.name
+        """The folder's name (a run still training in ROOT/.NAME.partial-XXXX: NAME.partial-XXXX)."""
+        return self.path.name[1:] if _is_partial(self.path) else self.path.name
+
+    @property
+    def target_name(self) -> str:
+        """The name the run gets in its root once training ends."""
+        return self.config.name or self.name
 
     # ------------------------------------------------------------------ status
+    def raw_status(self) -> dict:
+        return _read_json(self.path / "status.json", default={"status": "created"}, check=check_status)
+
     def status(self) -> dict:
-        return _read_json(self.path / "status.json", default={"status": "created"})
+        """status.json; a "running" run whose process is gone or silent reads as "interrupted"."""
+        d = self.raw_status()
+        if d.get("status") == "running" and not is_alive(d):
+            d = {**d, "status": "interrupted",
+                 "message": d.get("message") or "the training process ended without finishing "
+                                                 "(killed, or the app restarted)"}
+        return d
 
     def set_status(self, status: str, **extra) -> None:
         if status not in STATUSES:
             raise InvalidParameter(f"status must be one of {STATUSES}, got {status!r}")
-        d = {**self.status(), **extra, "status": status}
+        d = {**self.raw_status(), **extra, "status": status}
         atomic_write_json(self.path / "status.json", d)
 
     # ------------------------------------------------------------------ metrics
     def metrics(self) -> list[dict]:
-        """All events so far (a torn last line from a crash is skipped)."""
+        """All events so far (a torn last line from a crash, or any line not an object, is skipped)."""
         out = []
         try:
-            lines = (self.path / "metrics.jsonl").read_text().splitlines()
+            with open(self.path / "metrics.jsonl", "rb") as fh:
+                raw = fh.read(MAX_METRICS_BYTES + 1)
         except FileNotFoundError:
             return out
-        for line in lines:
-            try:
-                out.append(json.loads(line))
-            except ValueError:
+        except OSError as exc:
+            raise RunError(f"run file unreadable: {self.path / 'metrics.jsonl'} ({exc})") from None
+        if len(raw) > MAX_METRICS_BYTES:
+            raise RunError(f"run file too large: {self.path / 'metrics.jsonl'} (over {MAX_METRICS_BYTES} bytes)")
+        for line in raw.decode("utf-8", "replace").splitlines():
+            if len(line) > 100_000:
                 continue
+            try:
+                ev = json.loads(line)
+            except (ValueError, RecursionError):
+                continue
+            if isinstance(ev, dict) and isinstance(ev.get("step", 0), int):
+                out.append(ev)
         return out
 
     def append_metrics(self, events: list[dict]) -> None:
         if not events:
             return
+        if not self.path.is_dir():
+            raise RunError(f"run folder {str(self.path)!r} disappeared while training")
         with open(self.path / "metrics.jsonl", "a") as fh:
             fh.write("".join(dumps(e).replace("\n", "").replace("  ", "") + "\n" for e in events))
             fh.flush()
@@ -219,18 +261,20 @@ class Run:
                                                       "delta": delta, "private": private})
         return eps
 
+    def _ledger_json(self) -> dict:
+        return _read_json(self.path / "ledger.json", default={"records": []}, check=check_ledger)
+
     def ledger(self) -> PrivacyLedger:
-        d = _read_json(self.path / "ledger.json", default={"records": []})
-        return PrivacyLedger.from_list(d.get("records", []))
+        return ledger_records(self._ledger_json().get("records", []), "ledger.json")
 
     @property
     def epsilon(self) -> float:
         """The accountant's ε of the saved ledger (inf for non-private models, nan before saving)."""
-        return _num(_read_json(self.path / "ledger.json", default={}).get("epsilon"))
+        return _num(self._ledger_json().get("epsilon"))
 
     @property
     def delta(self) -> float:
-        return _num(_read_json(self.path / "ledger.json", default={}).get("delta"))
+        return _num(self._ledger_json().get("delta"))
 
     # ------------------------------------------------------------------ model and data
     @property
@@ -246,7 +290,14 @@ class Run:
 
         if not self.has_model():
             raise RunError(f"run {self.name!r} has no saved model (status: {self.status()['status']})")
-        return load_model(self.model_dir)
+        check_model_files(self.model_dir, self.config.model)
+        try:
+            return load_model(self.model_dir)
+        except DPCoreError as exc:
+            raise RunError(f"the model of run {self.name!r} cannot be loaded: {exc}") from None
+        except (TypeError, ValueError, KeyError, IndexError, AttributeError, RuntimeError) as exc:
+            raise RunError(f"the model of run {self.name!r} cannot be loaded ({type(exc).__name__}: "
+                           f"{' '.join(str(exc).split())[:120]})") from None
 
     def load_data(self):
         """(train, test) exactly as the run saw them (same data options and split seed)."""
@@ -254,7 +305,7 @@ class Run:
 
     def summary(self) -> RunSummary:
         st = self.status()
-        led = _read_json(self.path / "ledger.json", default={})
+        led = self._ledger_json()
         return RunSummary(name=self.name, path=str(self.path), model=self.config.model,
                           dataset=self.config.data.label, status=st.get("status", "created"),
                           epsilon=_num(led.get("epsilon")), delta=_num(led.get("delta")),
@@ -266,49 +317,20 @@ class Run:
         return f"Run({str(self.path)!r})"
 
 
-def check_run_name(name: str) -> str:
-    if not isinstance(name, str) or not _NAME_RE.match(name):
-        raise InvalidParameter(f"run name must be 1-128 letters, digits or ._=+- (no slashes), got {name!r}")
-    return name
-
-
-def create_run(root, name: str | None, config: RunConfig | dict, *, overwrite: bool = False) -> Run:
-    """Make ROOT/NAME with config.json and status.json ("created"); NAME defaults to one made
-    from the config. An existing run is an error unless `overwrite` (then it is replaced)."""
-    cfg = config if isinstance(config, RunConfig) else RunConfig.from_dict(config)
-    root = Path(root)
-    root.mkdir(parents=True, exist_ok=True)
-    base = check_run_name(name or cfg.name or cfg.default_name())
-    path = root / base
-    if path.exists():
-        if name is not None or cfg.name is not None:
-            if not overwrite:
-                raise RunError(f"run {str(path)!r} already exists (choose another name or overwrite)")
-            shutil.rmtree(path)
-        else:  # auto-named: find a free suffix
-            i = 2
-            while (root / f"{base}-{i}").exists():
-                i += 1
-            path = root / f"{base}-{i}"
-    try:
-        path.mkdir()
-    except FileExistsError:
-        raise RunError(f"run {str(path)!r} already exists") from None
-    cfg = dataclasses.replace(cfg, name=path.name)
-    atomic_write_json(path / "config.json", cfg.to_dict())
-    atomic_write_json(path / "status.json", {"status": "created", "created": now_iso(),
-                                             "created_ts": time.time()})
-    return Run(path)
-
-
 def list_runs(root) -> list[RunSummary]:
-    """Summaries of every run folder under `root`, newest first (unreadable folders skipped)."""
+    """Summaries of every run folder under `root`, newest first (unreadable folders skipped).
+
+    Runs still training (or killed while training) live in ROOT/.NAME.partial-XXXX and are listed
+    as NAME.partial-XXXX with their status (running, or interrupted once their process is gone).
+    """
     root = Path(root)
     if not root.is_dir():
         return []
     out = []
     for p in root.iterdir():
-        if p.is_dir() and (p / "config.json").is_file():
+        if p.name.startswith(".") and not _is_partial(p):
+            continue
+        if p.is_dir() and not p.is_symlink() and (p / "config.json").is_file():
             try:
                 out.append(Run(p).summary())
             except Exception:  # a half-deleted or foreign folder must not break the list
@@ -316,26 +338,8 @@ def list_runs(root) -> list[RunSummary]:
     return sorted(out, key=lambda s: s.created or "", reverse=True)
 
 
-def delete_run(path) -> None:
-    p = Path(path)
-    if not (p / "config.json").is_file():
-        raise RunError(f"not a run: {p}")
-    if Run(p).status().get("status") == "running":
-        raise RunError(f"run {p.name!r} is still running; stop it first")
-    shutil.rmtree(p)
 
 
-def rename_run(path, new_name: str) -> Run:
-    p = Path(path)
-    run = Run(p)
-    if run.status().get("status") == "running":
-        raise RunError(f"run {p.name!r} is still running; stop it first")
-    target = p.parent / check_run_name(new_name)
-    if target.exists():
-        raise RunError(f"a run named {new_name!r} already exists")
-    os.replace(p, target)
-    d = run.config.to_dict()
-    d["name"] = new_name
-    atomic_write_json(target / "config.json", d)
-    return Run(target)
-
+# Creating, finishing, deleting and renaming run folders (re-exported: one import place).
+from dpcore.runs.folders import (begin_run, check_replaceable, check_run_name, create_run,  # noqa: E402
+                                 delete_run, finish_run, rename_run)

@@ -107,8 +107,10 @@ def report_html(name: str, mtime: float, kind: str = "shareable") -> str:
 
 @st.cache_data(max_entries=8, show_spinner=False)
 def synthetic_csv(name: str, mtime: float) -> bytes:
-    """The run's synthetic sample in the original columns, as CSV bytes."""
-    return _bundle(name, mtime).synthetic.to_frame().to_csv(index=False).encode()
+    """The run's synthetic sample in the original columns, as CSV bytes (formula cells neutralised)."""
+    from dpcore.runs.export import csv_bytes
+
+    return csv_bytes(_bundle(name, mtime).synthetic)
 
 
 def attack_estimate_seconds(name: str, attacks: tuple[str, ...]) -> float:

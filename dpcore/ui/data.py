@@ -6,10 +6,8 @@ st.session_state and the loaded splits are shared read-only across sessions.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import os
-import re
 from pathlib import Path
 
 import streamlit as st
@@ -81,16 +79,28 @@ def data_label(choice: dict | None = None) -> str:
 
 
 def save_upload(data: bytes, filename: str) -> Path:
-    """Keep an uploaded CSV under the runs root, named by content, so runs can reload it."""
-    digest = hashlib.sha1(data).hexdigest()[:12]
-    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", Path(filename).stem)[:40] or "upload"
-    path = runs_root() / "_uploads" / f"{stem}-{digest}.csv"
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_bytes(data)
-        os.replace(tmp, path)
-    return path
+    """Keep an uploaded CSV under ROOT/_uploads (absolute path, named by content) — call this only
+    when the table is used; it is deleted with the last run that uses it (dpcore.runs.uploads)."""
+    from dpcore.runs.uploads import store_upload
+
+    return store_upload(runs_root(), data, filename)
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def parse_upload(data: bytes, delimiter: str, max_bytes: int):
+    """The raw text table of an upload not yet used (parsed from a private temporary file that is
+    removed at once: nothing is kept on disk before "Use this table")."""
+    import tempfile
+
+    from dpcore.data import parse_csv
+
+    fd, tmp = tempfile.mkstemp(suffix=".csv")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        return parse_csv(tmp, delimiter=delimiter, max_bytes=max_bytes)
+    finally:
+        os.unlink(tmp)
 
 
 @st.cache_data(show_spinner=False, max_entries=8)

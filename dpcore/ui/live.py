@@ -10,6 +10,7 @@ import time
 
 import streamlit as st
 
+from dpcore.text import md
 from dpcore.ui.data import data_label
 from dpcore.ui.nav import runs_root
 
@@ -41,7 +42,7 @@ class LiveRun:
     @property
     def run_name(self) -> str | None:
         run = self.handle.run
-        return run.name if run is not None else None
+        return run.target_name if run is not None else None
 
     @property
     def status(self) -> str:
@@ -71,11 +72,11 @@ def set_sweep_state(sweep) -> None:
 def sidebar_status() -> None:
     """Which dataset is active and whether this session's run is training (cheap; no heavy imports)."""
     with st.sidebar:
-        st.caption(f"Dataset: **{data_label()}**")
+        st.caption(f"Dataset: **{md(data_label())}**")
         live = live_run()
         if live is not None:
             state = live.status
             icon = {"done": ":material/check_circle:", "stopped": ":material/stop_circle:",
                     "failed": ":material/error:"}.get(state, ":material/hourglass_top:")
-            st.caption(f"{icon} Your run `{live.run_name or '…'}`: {state}")
-        st.caption(f"Runs are saved in `{runs_root()}`")
+            st.caption(f"{icon} Your run {md(live.run_name or '…')}: {state}")
+        st.caption(f"Runs are saved in {md(runs_root())}")

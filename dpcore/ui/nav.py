@@ -59,7 +59,9 @@ def guard():
     try:
         yield
     except DPCoreError as exc:
-        st.error(str(exc), icon=":material/error:")
+        from dpcore.text import md
+
+        st.error(md(exc), icon=":material/error:")
     except Exception as exc:  # noqa: BLE001 - the page must keep working
         if os.environ.get("DPCORE_UI_RAISE"):
             raise

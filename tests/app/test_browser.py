@@ -147,7 +147,7 @@ def test_walkthrough(server, shots):
                 page.keyboard.press("ArrowLeft")
             _idle(page)
             page.get_by_text("Advanced settings").click()
-            _set_number(page, "hidden", 128)
+            _set_number(page, "hidden", 512)  # slow enough on a quiet machine for two polls
             _set_number(page, "warmup steps", 400)
             page.get_by_role("button", name="Start training").click()
             page.wait_for_selector("[data-testid='stProgress']")
@@ -191,3 +191,64 @@ def test_walkthrough(server, shots):
             raise
         finally:
             browser.close()
+
+
+PAYLOAD_URL = "127.0.0.1:9"
+COLUMN = f"![t](http://{PAYLOAD_URL}/track.png)"
+CATEGORY = f"<a href='http://{PAYLOAD_URL}/c'>c</a>"
+STYLED = "<span style='color:red'>red</span>"
+INJECTED = f"""() => [...document.querySelectorAll(
+    "img[src*='{PAYLOAD_URL}'], a[href*='{PAYLOAD_URL}'], [*|href*='{PAYLOAD_URL}'], [style*='color:red'], "
+    + "[style*='color: red']")].map(e => (e.parentElement || e).outerHTML.slice(0, 300))"""
+
+
+def test_markup_from_data_is_never_rendered(server, tmp_path):
+    """Column names and category values that are Markdown/HTML: shown as text on the Data page and in
+    the Compare page's plots, and the browser never requests the payload URL."""
+    from playwright.sync_api import sync_playwright
+
+    from dpcore.runs import RunConfig, train_run
+
+    url, runs = server
+    rows = "".join(f"{i % 9},{[CATEGORY, STYLED, 'x'][i % 3]},{i % 2}\n" for i in range(300))
+    csv = tmp_path / "markup.csv"
+    csv.write_text(f'"{COLUMN}",{CATEGORY.replace(",", "")},y\n' + rows)
+    train_run(RunConfig("pgm", {"pca_dim": 2, "hidden": 8, "epochs": 1, "batch_size": 50, "warmup_steps": 0},
+                        {"csv": str(csv), "target": "y"}), runs, name="markup")
+    hits: list[str] = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 1200})
+            page.set_default_timeout(120_000)
+            page.on("request", lambda r: hits.append(r.url) if PAYLOAD_URL in r.url else None)
+            page.goto(url)
+            page.wait_for_selector("h1:has-text('Data')")
+            _idle(page)
+            page.get_by_text("Upload a CSV").click()
+            _idle(page)
+            page.locator("[data-testid='stFileUploaderDropzoneInput']").set_input_files(str(csv))
+            page.get_by_role("button", name="Use this table").wait_for()
+            _idle(page)
+            page.get_by_role("button", name="Use this table").click()
+            page.wait_for_selector("h3:has-text('Active dataset: markup.csv')")
+            _idle(page)
+            _no_exception(page)
+            assert page.get_by_text("Preprocessing not covered by ε").count()
+            shown = page.locator("[data-testid='stAlert']").first.inner_text().replace("\u2060", "")
+            assert COLUMN in shown and CATEGORY in shown  # shown as text
+            assert page.evaluate(INJECTED) == []
+
+            _goto(page, "Compare")
+            page.wait_for_selector("[data-testid='stPlotlyChart']", state="attached")  # in hidden tabs
+            _idle(page)
+            page.wait_for_function("""() => [...document.querySelectorAll('.js-plotly-plot')].some(
+                gd => gd.layout && gd.layout.title && gd.layout.title.text.includes('TVD'))""")
+            _no_exception(page)
+            assert page.evaluate(INJECTED) == []
+            labels = page.evaluate("() => [...document.querySelectorAll('.js-plotly-plot text')]"
+                                   ".map(t => t.textContent).join(' ')")
+            assert "<a href=" in labels or "<span style=" in labels  # shown literally
+        finally:
+            browser.close()
+    assert hits == [], hits

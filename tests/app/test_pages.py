@@ -6,6 +6,7 @@ proto `spec` (the figure JSON).
 """
 from __future__ import annotations
 
+import html
 import json
 import math
 import time
@@ -140,7 +141,7 @@ def test_data_page_csv_with_schema(runs_dir):
     assert at.selectbox(key="data.target").value == "label"
     at.button(key="data.use_csv").click().run()
     assert not at.exception and not at.error
-    assert at.subheader[0].value == "Active dataset: people.csv"
+    assert html.unescape(at.subheader[0].value) == "Active dataset: people.csv"
     assert _metric(at, "Classes") == "2"
     assert any("not covered by ε" in w.value for w in at.warning)  # bounds were read from the data
 
