@@ -141,7 +141,7 @@ def shareable_report(bundle, seed: int = 0) -> str:
     else:
         sections.append((f"Synthetic rows (first {TABLE_ROWS})", rows_table(syn.to_frame())))
     sections += _ledger_sections(bundle)
-    sections.append(("What ε covers", coverage_table(bundle.private)))
+    sections.append(("What ε covers", coverage_table(bundle.private and not bundle.seeded_noise)))
     omitted = "".join(f"<li>{html.escape(o.label)} — {html.escape(o.why)}</li>" for o in coverage.not_covered())
     sections.append(("Deliberately omitted (not covered by ε)", f"<ul>{omitted}</ul><p class='note'>The data "
                      "owner's private report holds the evaluation against real data and the attack.</p>"))
@@ -150,6 +150,8 @@ def shareable_report(bundle, seed: int = 0) -> str:
     if not bundle.private:
         intro = ("ε = ∞: this model was trained without differential privacy, so nothing in this file is "
                  "covered by a guarantee — the synthetic rows may reveal training rows.")
+    elif bundle.seeded_noise:
+        intro = f"{coverage.NOT_PRIVATE.capitalize()}. {coverage.SEEDED_EXPLAINER}"
     nums = {**_run_facts(bundle), "synthetic rows drawn for this release": syn.n, **_params(bundle)}
     return page(f"Shareable release: {bundle.run.name}", intro, nums, sections, private=False)
 
@@ -160,5 +162,7 @@ def private_report(bundle, numbers: dict[str, Any], figures: Sequence[tuple[str,
     intro = ("Private report: it contains real rows, raw losses, evaluation against real data and attack "
              "statistics, which ε does not cover (see 'What ε covers'). Share the shareable release instead.")
     sections = [("Notes", "".join(f"<p class='note'>{html.escape(n)}</p>" for n in notes))] if notes else []
-    sections += list(figures) + [("What ε covers", coverage_table(bundle.private))]
+    if bundle.seeded_noise:
+        intro = f"{coverage.NOT_PRIVATE.capitalize()}. {coverage.SEEDED_EXPLAINER} " + intro
+    sections += list(figures) + [("What ε covers", coverage_table(bundle.private and not bundle.seeded_noise))]
     return page(f"Private report: {bundle.run.name}", intro, numbers, sections, private=True)

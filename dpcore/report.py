@@ -36,6 +36,11 @@ class RunBundle:
         return bool(getattr(self.model, "private", True))
 
     @property
+    def seeded_noise(self) -> bool:
+        """True for a debugging run whose noise is reproducible from its seed (its ε is no guarantee)."""
+        return self.run.ledger().reproducible_noise
+
+    @property
     def delta(self) -> float:
         d = self.run.delta
         return d if math.isfinite(d) and d > 0 else float(self.run.config.params.get("delta", 1e-5))

@@ -63,7 +63,7 @@ else:
                    "step's ε sequentially, the P3GM paper's baseline.")
     with st.expander("Privacy profile δ(ε) from the PLD accountant"):
         st.plotly_chart(plots.pld_figure(ledger, delta), key="privacy.pld")
-ui.what_eps_covers(b.private and claim is None, b.train.preprocessing_private)
+ui.what_eps_covers(b.private and claim is None, b.train.preprocessing_private, ledger.reproducible_noise)
 if not b.train.preprocessing_private:
     st.warning("Preprocessing not covered by ε: some scaling bounds or category lists were read from "
                "the private data.", icon=":material/warning:")

@@ -19,6 +19,7 @@ st.caption("Every training run is kept on disk with its settings, losses, privac
 
 
 def _table(summaries) -> pd.DataFrame:
+    from dpcore.privacy.coverage import NOT_PRIVATE
     from dpcore.report import headline, load_evaluation
 
     rows = []
@@ -27,6 +28,8 @@ def _table(summaries) -> pd.DataFrame:
         rows.append({
             "run": s.name, "model": s.model, "dataset": s.dataset, "status": s.status,
             "ε": s.epsilon if not math.isnan(s.epsilon) else None,
+            "guarantee": (NOT_PRIVATE if s.seeded_noise else "none (ε = ∞)" if math.isinf(s.epsilon)
+                          else "—" if math.isnan(s.epsilon) else "(ε, δ)-DP"),
             "utility": h["utility"], "metric": h["utility_metric"], "real → real": h["reference"],
             "MIA AUC": h["mia_auc"], "created": (s.created or "")[:19].replace("T", " "),
             "time": ui.fmt_seconds(s.seconds) if s.seconds else "—", "message": s.message or "",

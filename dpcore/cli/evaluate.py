@@ -78,7 +78,7 @@ def run(args) -> int:
     if html is not None:
         Path(args.report).write_text(html, encoding="utf-8")
     out = {"run": str(args.run), "epsilon": bundle.run.epsilon, **_summary(evaluation),
-           **run_coverage(bundle.private, bundle.train.preprocessing_private),
+           **run_coverage(bundle.private, bundle.train.preprocessing_private, bundle.seeded_noise),
            "seconds": round(time.perf_counter() - start, 2)}
     if args.report:
         out["report"] = str(args.report)

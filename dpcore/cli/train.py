@@ -243,7 +243,8 @@ def _report(args, cfg, run, seconds: float) -> int:
     from dpcore.privacy.coverage import run_coverage
 
     out.update(run_coverage(bool(get_model(cfg.model).private),
-                            bool(saved.get("template", {}).get("preprocessing_private", True))))
+                            bool(saved.get("template", {}).get("preprocessing_private", True)),
+                            seeded_noise=out["noise"] == "seeded"))
     if args.json:
         print_json(out)
     else:
@@ -276,7 +277,7 @@ def _declared(path, csv) -> dict:
     return {k: doc[k] for k in keys if doc.get(k)}
 
 
-NOT_PRIVATE = "not private: noise reproducible from the seed"
+from dpcore.privacy.coverage import NOT_PRIVATE  # noqa: E402
 
 
 def _noise_summary(ledger, epsilon: float) -> dict:

@@ -147,6 +147,7 @@ class RunSummary:
     seconds: float | None
     message: str | None
     params: dict
+    seeded_noise: bool = False  # reproducible_noise (debugging): ε is no guarantee
 
 
 def _read_json(path: Path, default=None, check=None):
@@ -311,7 +312,8 @@ class Run:
                           epsilon=_num(led.get("epsilon")), delta=_num(led.get("delta")),
                           created=st.get("created"), finished=st.get("finished"),
                           seconds=st.get("seconds"), message=st.get("message"),
-                          params=dict(self.config.params))
+                          params=dict(self.config.params),
+                          seeded_noise=ledger_records(led.get("records", []), "ledger.json").reproducible_noise)
 
     def __repr__(self) -> str:
         return f"Run({str(self.path)!r})"

@@ -8,13 +8,19 @@ from __future__ import annotations
 import streamlit as st
 
 
-def what_eps_covers(private: bool, preprocessing_private: bool = True) -> None:
-    """A short "What ε covers" panel: the neighbouring relation, covered outputs, the rest."""
+def what_eps_covers(private: bool, preprocessing_private: bool = True, seeded_noise: bool = False) -> None:
+    """A short "What ε covers" panel: the neighbouring relation, covered outputs, the rest; a run with
+    reproducible (seeded) noise gets a warning above it and covers nothing."""
     from dpcore.privacy import coverage
 
+    if seeded_noise:
+        st.error(f"**{coverage.NOT_PRIVATE.capitalize()}.** {coverage.SEEDED_EXPLAINER}",
+                 icon=":material/lock_open:")
     with st.expander("What ε covers"):
         st.caption(coverage.NEIGHBOURING)
-        if private:
+        if seeded_noise:
+            st.markdown("**Nothing is covered**: the noise is reproducible from the seed.")
+        elif private:
             st.markdown("**Covered by ε** (safe to share):\n" + "".join(
                 f"\n- {o.label} — {o.why}" for o in coverage.covered()))
         else:

@@ -387,3 +387,27 @@ def test_runs_page_sweep(finished, runs_dir):
     new = {p.name for p in runs_dir.iterdir()} - before
     assert len([n for n in new if not n.startswith("_")]) == 2
     assert any("Privacy–utility" in t for t in _titles(at))
+
+
+def test_seeded_noise_run_is_labelled_not_private_everywhere(runs_dir):
+    """reproducible_noise (debugging): the Privacy page, the Runs table and both reports say the
+    run is not private and cover nothing, whatever its ε (issue "Privacy truth")."""
+    from dpcore.privacy.coverage import NOT_PRIVATE
+    from dpcore.report import load_bundle, run_report
+    from dpcore.runs import RunConfig, train_run
+
+    run = train_run(RunConfig(model="p3gm", params={**TINY, "epsilon": 2.0, "reproducible_noise": True},
+                              data={"dataset": "digits", "test_size": 0.2}), runs_dir)
+    assert run.ledger().reproducible_noise
+    at = _app("pages/privacy.py")
+    at.selectbox(key="privacy.run").set_value(run.name).run()
+    assert not at.exception
+    assert any(NOT_PRIVATE.capitalize() in e.value for e in at.error)
+    at = _app("pages/runs.py")
+    frame = at.dataframe[0].value.set_index("run")
+    assert frame.loc[run.name, "guarantee"] == NOT_PRIVATE
+    bundle = load_bundle(run.path, n_samples=200)
+    assert bundle.seeded_noise
+    for kind in ("shareable", "private"):
+        html = run_report(run.path, kind=kind, bundle=bundle, n_targets=50)
+        assert NOT_PRIVATE.capitalize() in html and ">covered<" not in html
