@@ -387,3 +387,13 @@ def test_runs_page_sweep(finished, runs_dir):
     new = {p.name for p in runs_dir.iterdir()} - before
     assert len([n for n in new if not n.startswith("_")]) == 2
     assert any("Privacy–utility" in t for t in _titles(at))
+
+
+def test_train_page_offers_the_marginal_models(runs_dir):
+    at = _app("pages/train.py")
+    for model in ("aim", "mst"):
+        at.selectbox(key="train.model").set_value(model).run()
+        assert not at.exception
+        keys = " ".join(str(getattr(w, "key", "")) for w in at.number_input) + " ".join(
+            str(getattr(w, "key", "")) for w in at.text_input)
+        assert f"train.{model}.adv.bins" in keys
