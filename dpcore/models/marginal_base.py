@@ -103,6 +103,12 @@ class MarginalSynthesizer:
             stopped = True
         # the final estimate uses every measurement made (all of them when stopped early)
         self.model = ctx.estimate(cfg.iters if ctx.measurements else 1, warm=ctx.model)
+        if not stopped:  # the last event closes the bar: planned rounds AIM did not need are dropped
+            ctx.total_steps = ctx.step + 1
+            try:
+                ctx.event("estimate")
+            except _Stopped:
+                stopped = True
         self.calibration.update(ctx.summary())
         self.fit_result = FitResult(epsilon=ctx.meter(), delta=b.delta, steps=ctx.step, stopped=stopped,
                                     seconds=time.perf_counter() - t0)

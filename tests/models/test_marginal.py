@@ -43,7 +43,7 @@ def test_mst_epsilon_is_the_accountants_and_hits_the_target(mst, table):
     assert m.fit_result.epsilon == eps and 0.999 < eps <= 1.0
     kinds = {r.mechanism for r in m.privacy_ledger()}
     assert kinds == {"gaussian", "exponential"}
-    assert events and events[-1].epsilon == pytest.approx(eps) and len(m.calibration["selected"]) == 3
+    assert events and events[-1].epsilon == pytest.approx(eps) and events[-1].step == events[-1].total_steps and len(m.calibration["selected"]) == 3
 
 
 def test_rows_come_back_in_the_schema_and_keep_the_structure(mst, table):
