@@ -122,9 +122,10 @@ def register(sub) -> None:
     src.add_argument("--split-seed", type=int, default=0, help="seed of the train/test split")
     src.add_argument("--rows", type=int, default=None, help="keep a seeded subset of at most ROWS rows")
     src.add_argument("--outlier", action="store_true", help="add one all-white image to the training rows")
-    src.add_argument("--declare", metavar="SCHEMA.json",
+    src.add_argument("--schema", "--declare", dest="declare", metavar="SCHEMA.json",
                      help='the public schema of --data: {"types": {col: kind}, "bounds": {col: [lo, hi]}, '
-                          '"categories": {col: [levels]}}; declared columns are covered by ε')
+                          '"categories": {col: [levels]}, "target": col}; declared columns are covered by ε '
+                          '(--declare is the old name)')
     src.add_argument("--bounds", choices=("data", "dp"), default="data",
                      help="bounds of --data columns whose bounds are not declared: 'data' reads min/max off "
                           "the rows (preprocessing not covered by ε), 'dp' estimates them with a ledgered "
@@ -199,6 +200,10 @@ def cmd_train(args) -> int:
 
         noise = check_positive("--bounds-noise", args.bounds_noise)
     declared = _declared(args.declare, args.data)
+    target = declared.pop("target", None)
+    if target is not None and args.target not in (None, target):
+        raise InvalidParameter(f"--target {args.target!r} differs from the schema's target {target!r}")
+    args.target = args.target if args.target is not None else target
     params, test_size = _params(args), args.test_size
     if args.preset is not None:
         from dpcore.models.presets import preset
@@ -249,7 +254,8 @@ def _report(args, cfg, run, seconds: float) -> int:
         print_json(out)
     else:
         eps = "∞" if math.isinf(out["epsilon"]) else f"{out['epsilon']:.4g}"
-        print(f"{status['status']}: {run.path} (ε = {eps}, δ = {out['delta']:g}, {seconds:.1f} s)"
+        print(f"{status['status']}: {run.path} (ε = {eps}, δ = {out['delta']:g}, {seconds:.1f} s; preprocessing "
+              + ("covered by ε)" if out["preprocessing_covered"] else "NOT covered by ε)")
               + (f"; {NOT_PRIVATE}" if out["noise"] == "seeded" else ""))
         if claim:
             print(f"privacy claim: {claim['summary']}")
@@ -265,16 +271,20 @@ def _declared(path, csv) -> dict:
     if path is None:
         return {}
     if csv is None:
-        raise InvalidParameter("--declare applies to --data FILE.csv only")
+        raise InvalidParameter("--schema (--declare) applies to --data FILE.csv only")
     try:
         doc = json.loads(Path(path).read_text())
     except (OSError, ValueError) as exc:
-        raise InvalidParameter(f"--declare {path}: cannot read it as JSON ({exc})") from None
+        raise InvalidParameter(f"--schema {path}: cannot read it as JSON ({exc})") from None
     keys = ("types", "bounds", "categories")
-    if not isinstance(doc, dict) or set(doc) - set(keys) or not all(isinstance(doc[k], dict) for k in doc):
-        raise InvalidParameter(f"--declare {path} must be a JSON object with keys among {', '.join(keys)}, "
-                               "each mapping column names to a kind, [lower, upper] or a list of levels")
-    return {k: doc[k] for k in keys if doc.get(k)}
+    target = doc.pop("target", None) if isinstance(doc, dict) else None
+    if (not isinstance(doc, dict) or set(doc) - set(keys) or not all(isinstance(doc[k], dict) for k in doc)
+            or not (target is None or isinstance(target, str))):
+        raise InvalidParameter(f"--schema {path} must be a JSON object with keys among {', '.join(keys)}, "
+                               "each mapping column names to a kind, [lower, upper] or a list of levels, "
+                               "and optionally \"target\": a column name")
+    out = {k: doc[k] for k in keys if doc.get(k)}
+    return {**out, "target": target} if target is not None else out
 
 
 from dpcore.privacy.coverage import NOT_PRIVATE  # noqa: E402

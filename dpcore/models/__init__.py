@@ -103,3 +103,6 @@ def load_model(directory, template=None):
 # sanitised generator gradients, ledger record "gs-wgan-generator-grad").
 register_model("lvae", "dpcore.models.lvae:LVAE")
 register_model("gs-wgan", "dpcore.models.gswgan:GSWGAN")
+# Marginal-based models on mbi (tables only; zCDP calibrated to the run's (ε, δ)).
+register_model("aim", "dpcore.models.aim:AIM")
+register_model("mst", "dpcore.models.mst:MST")

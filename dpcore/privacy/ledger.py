@@ -13,8 +13,8 @@ from typing import Iterable, Literal
 from dpcore.errors import InvalidParameter
 from dpcore.privacy.randomness import NOISE_KINDS, SEEDED
 
-Mechanism = Literal["gaussian", "subsampled_gaussian"]
-MECHANISMS: tuple[str, ...] = ("gaussian", "subsampled_gaussian")
+Mechanism = Literal["gaussian", "subsampled_gaussian", "exponential"]
+MECHANISMS: tuple[str, ...] = ("gaussian", "subsampled_gaussian", "exponential")
 
 
 @dataclass(frozen=True)
@@ -27,6 +27,10 @@ class MechanismRecord:
     sensitivity: the L2 sensitivity Δ the noise was scaled to (informational; ε depends on σ/Δ only).
     noise: "secret" (drawn from OS entropy, dpcore.privacy.randomness) or "seeded" (reproducible
         from a public seed: the accountant's ε is then NOT a guarantee, see `reproducible_noise`).
+    epsilon0: "exponential" records only: the ε₀ of an exponential-mechanism selection (score
+        sensitivity Δ, probabilities ∝ exp(ε₀·score/(2Δ))); ε₀-DP and ε₀-bounded-range, hence
+        ε₀²/8-zCDP. Its noise_multiplier is the zCDP-equivalent Gaussian's 2/ε₀ (use
+        `exponential_record`), shown where tables list σ/Δ.
     """
 
     name: str
@@ -36,6 +40,7 @@ class MechanismRecord:
     steps: int = 1
     sensitivity: float = 1.0
     noise: str = "secret"
+    epsilon0: float | None = None
 
     def __post_init__(self) -> None:
         if self.mechanism not in MECHANISMS:
@@ -50,20 +55,38 @@ class MechanismRecord:
             raise InvalidParameter(f"steps must be a non-negative integer, got {self.steps!r}")
         if self.noise not in NOISE_KINDS:
             raise InvalidParameter(f"noise must be one of {NOISE_KINDS}, got {self.noise!r}")
+        if (self.mechanism == "exponential") != (self.epsilon0 is not None):
+            raise InvalidParameter("epsilon0 is given for (and only for) an 'exponential' record")
+        if self.epsilon0 is not None and (not (0 < self.epsilon0 < math.inf) or self.sampling_rate != 1.0
+                                          or not math.isclose(self.noise_multiplier, 2.0 / self.epsilon0)):
+            raise InvalidParameter("an 'exponential' record needs a finite epsilon0 > 0, sampling_rate 1 "
+                                   "and noise_multiplier 2/epsilon0")
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        d = asdict(self)
+        if d["epsilon0"] is None:
+            del d["epsilon0"]  # Gaussian records keep their old form
+        return d
 
     @classmethod
     def from_dict(cls, d: dict) -> "MechanismRecord":
         """A record back from `to_dict`; one saved before the `noise` field existed is "seeded"
         (those runs really drew their noise from the public seed)."""
-        keys = {"name", "mechanism", "noise_multiplier", "sampling_rate", "steps", "sensitivity", "noise"}
+        keys = {"name", "mechanism", "noise_multiplier", "sampling_rate", "steps", "sensitivity", "noise",
+                "epsilon0"}
         return cls(**{"noise": SEEDED, **{k: v for k, v in d.items() if k in keys}})
 
     def same_mechanism(self, other: "MechanismRecord") -> bool:
         """True when `other` differs from self only in its step count (so they can be merged)."""
         return replace(other, steps=self.steps) == self
+
+
+def exponential_record(name: str, epsilon0: float, steps: int = 1, noise: str = "secret") -> MechanismRecord:
+    """`steps` exponential-mechanism selections at ε₀ each (score sensitivity folded into ε₀)."""
+    e = float(epsilon0)
+    if not (0 < e < math.inf):
+        raise InvalidParameter(f"epsilon0 must be finite and > 0, got {epsilon0!r}")
+    return MechanismRecord(name, "exponential", 2.0 / e, steps=steps, noise=noise, epsilon0=e)
 
 
 @dataclass

@@ -411,3 +411,13 @@ def test_seeded_noise_run_is_labelled_not_private_everywhere(runs_dir):
     for kind in ("shareable", "private"):
         html = run_report(run.path, kind=kind, bundle=bundle, n_targets=50)
         assert NOT_PRIVATE.capitalize() in html and ">covered<" not in html
+
+
+def test_train_page_offers_the_marginal_models(runs_dir):
+    at = _app("pages/train.py")
+    for model in ("aim", "mst"):
+        at.selectbox(key="train.model").set_value(model).run()
+        assert not at.exception
+        keys = " ".join(str(getattr(w, "key", "")) for w in at.number_input) + " ".join(
+            str(getattr(w, "key", "")) for w in at.text_input)
+        assert f"train.{model}.adv.bins" in keys

@@ -122,7 +122,8 @@ def test_csv_with_dp_bounds_spends_its_share_inside_the_target(tmp_path, capsys)
 
 @pytest.mark.parametrize("argv, words", [
     (["--dataset", "digits", "--bounds", "dp"], "--bounds dp applies to --data"),
-    (["--dataset", "digits", "--declare", "x.json"], "--declare applies to --data"),
+    (["--dataset", "digits", "--declare", "x.json"], "--schema (--declare) applies to --data"),
+    (["--dataset", "digits", "--schema", "x.json"], "--schema (--declare) applies to --data"),
 ])
 def test_bounds_flags_need_a_csv(tmp_path, capsys, argv, words):
     assert main(["train", "--model", "p3gm", *argv, "--out", str(tmp_path / "x")]) == 2
@@ -156,3 +157,16 @@ def test_same_seed_trains_different_models_unless_noise_is_reproducible(tmp_path
     np.testing.assert_array_equal(rows_c, rows_d)
     assert (c["noise"], c["private"]) == ("seeded", False) and c["epsilon"] == pytest.approx(a["epsilon"], rel=1e-6)
     assert "not private: noise reproducible from the seed" in d
+
+
+def test_schema_file_gives_the_target_and_a_conflict_fails_first(tmp_path, capsys):
+    from dpcore.cli.train import _declared
+
+    schema = tmp_path / "schema.json"
+    schema.write_text('{"types": {"a": "numeric"}, "bounds": {"a": [0, 1]}, "target": "y"}')
+    assert _declared(str(schema), "t.csv") == {"types": {"a": "numeric"}, "bounds": {"a": [0, 1]}, "target": "y"}
+    csv = tmp_path / "t.csv"
+    csv.write_text("a,y\n0.5,no\n0.2,yes\n")
+    assert main(["train", "--model", "mst", "--data", str(csv), "--schema", str(schema), "--target", "a",
+                 "--out", str(tmp_path / "x")]) == 2
+    assert "differs from the schema's target 'y'" in capsys.readouterr().err

@@ -63,11 +63,12 @@ def baseline_epsilon(ledger, delta: float) -> float:
               and r.steps]
     em = [r for r in led if r.mechanism == "gaussian" and r.name.startswith("dp-em") and r.steps]
     sgd = [r for r in led if r.mechanism == "subsampled_gaussian" and r.steps]
+    expo = [r for r in led if r.mechanism == "exponential" and r.steps]  # pure ε₀-DP, no δ
     groups = sum(bool(g) for g in (single, em, sgd))
+    eps = float(sum(r.steps * r.epsilon0 for r in expo))
     if groups == 0:
-        return 0.0
+        return eps
     d_group = delta / groups
-    eps = 0.0
     if single:
         sigma = sum(r.steps / r.noise_multiplier ** 2 for r in single) ** -0.5
         eps += gaussian_mechanism_epsilon(sigma, d_group)

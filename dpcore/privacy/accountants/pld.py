@@ -10,6 +10,8 @@ point after the first call.
 
 All plain Gaussian records are merged into one Gaussian with σ = (Σ steps/σ_i²)^(−1/2): Gaussian
 mechanisms compose exactly into a Gaussian (μ-GDP with μ² = Σ μ_i²), so this loses nothing.
+Exponential-mechanism records (ε₀-DP) enter as the worst-case PLD of a pure ε₀-DP mechanism
+(`from_privacy_parameters`), a valid but looser bound than the RDP accountant's ε₀²/8 zCDP.
 """
 from __future__ import annotations
 
@@ -20,21 +22,25 @@ from dpcore.errors import InvalidParameter, check_positive, check_probability
 from dpcore.privacy.accountants.rdp import _as_ledger
 
 VALUE_DISCRETIZATION = 1e-3
+_EMPTY = (0.0, (), ())
 
 
 def _ledger_key(ledger) -> tuple:
     led = _as_ledger(ledger)
     inv_var = 0.0
     sub: dict[tuple[float, float], int] = {}
+    expo: dict[float, int] = {}
     for r in led:
         if not r.steps:
             continue
-        if r.mechanism == "gaussian" or r.sampling_rate >= 1.0:
+        if r.mechanism == "exponential":
+            expo[float(r.epsilon0)] = expo.get(float(r.epsilon0), 0) + int(r.steps)
+        elif r.mechanism == "gaussian" or r.sampling_rate >= 1.0:
             inv_var += r.steps / r.noise_multiplier ** 2
         else:
             key = (float(r.sampling_rate), float(r.noise_multiplier))
             sub[key] = sub.get(key, 0) + int(r.steps)
-    return (inv_var, tuple(sorted(sub.items())))
+    return (inv_var, tuple(sorted(sub.items())), tuple(sorted(expo.items())))
 
 
 @lru_cache(maxsize=64)
@@ -43,7 +49,7 @@ def _accountant(key: tuple, interval: float):
     from dp_accounting import dp_event
     from dp_accounting.pld import PLDAccountant
 
-    inv_var, subs = key
+    inv_var, subs, expo = key
     events = []
     if inv_var > 0:
         events.append(dp_event.GaussianDpEvent(1.0 / math.sqrt(inv_var)))
@@ -54,6 +60,13 @@ def _accountant(key: tuple, interval: float):
                         value_discretization_interval=interval)
     if events:
         acc.compose(dp_event.ComposedDpEvent(events))
+    if expo:
+        from dp_accounting.pld import common, privacy_loss_distribution as pldlib
+
+        for eps0, steps in expo:
+            pure = pldlib.from_privacy_parameters(common.DifferentialPrivacyParameters(eps0, 0.0),
+                                                  value_discretization_interval=interval)
+            acc._pld = acc._pld.compose(pure.self_compose(steps))  # no DpEvent for pure ε-DP under add/remove
     return acc
 
 
@@ -61,7 +74,7 @@ def pld_epsilon(ledger, delta: float, *, interval: float = VALUE_DISCRETIZATION)
     """ε(δ) of the ledger from dp-accounting's PLD accountant (add/remove adjacency)."""
     delta = check_probability("delta", delta)
     key = _ledger_key(ledger)
-    if key == (0.0, ()):
+    if key == _EMPTY:
         return 0.0
     return float(max(_accountant(key, interval).get_epsilon(delta), 0.0))
 
@@ -72,7 +85,7 @@ def pld_delta(ledger, epsilon: float, *, interval: float = VALUE_DISCRETIZATION)
     if not epsilon >= 0:
         check_positive("epsilon", epsilon)
     key = _ledger_key(ledger)
-    if key == (0.0, ()):
+    if key == _EMPTY:
         return 0.0
     return float(min(max(_accountant(key, interval).get_delta(epsilon), 0.0), 1.0))
 
@@ -89,7 +102,7 @@ def pld_delta_curve(ledger, epsilons, *, interval: float = VALUE_DISCRETIZATION)
     if np.any(~(eps >= 0)):
         raise InvalidParameter("epsilons must be >= 0")
     key = _ledger_key(ledger)
-    if key == (0.0, ()):
+    if key == _EMPTY:
         return np.zeros_like(eps)
     pld = getattr(_accountant(key, interval), "_pld", None)
     if pld is None:

@@ -13,6 +13,8 @@ Mechanisms (add/remove adjacency, noise multiplier σ = noise std / L2 sensitivi
   Fractional α: the same expectation by the trapezoid rule on a uniform grid. The integrand is
   analytic in the strip |Im z| < πσ² and Gaussian-like with width σ, so with spacing
   h = min(σ/8, σ²/4) the quadrature error is below e^−60 relative (exponential convergence).
+- Exponential mechanism at ε₀ ("exponential" records): ε₀-bounded range, hence ε₀²/8-zCDP
+  (Cesar & Rogers 2021, Lemma 3.2): R(α) = α·ε₀²/8 per step.
 Conversion: ε = min_α [R(α) + log(1 − 1/α) − (log δ + log α)/(α − 1)] (Balle et al. 2020,
 Thm. 21; papers.md §1), versus the classic R(α) + log(1/δ)/(α − 1) (Mironov 2017, Prop. 3).
 """
@@ -124,6 +126,8 @@ def record_rdp(record: MechanismRecord, orders=DEFAULT_ORDERS) -> np.ndarray:
     orders = np.asarray(orders, float)
     if record.steps == 0:
         return np.zeros_like(orders)
+    if record.mechanism == "exponential":
+        return record.steps * orders * record.epsilon0 ** 2 / 8.0
     if record.mechanism == "gaussian" or record.sampling_rate >= 1.0:
         return record.steps * orders / (2.0 * record.noise_multiplier ** 2)
     per_step = _cached_step_rdp(float(record.sampling_rate), float(record.noise_multiplier),

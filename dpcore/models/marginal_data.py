@@ -1,0 +1,141 @@
+"""Discretisation for the marginal-based models (AIM, MST): encoded rows ↔ small integer domains.
+
+Why from the encoder and not from the rows: every constant here comes from the public schema the
+Dataset was encoded with (declared or DP bounds, declared category lists), so the discrete domain
+leaks nothing; a schema read off the rows already marks the Dataset "preprocessing not covered by
+ε" and the template carries that mark to every synthetic row.
+
+One attribute per encoder block, plus the target:
+- numeric value → `bins` equal-width bins over the declared [lower, upper] (the encoded [0, 1]);
+- integer value with integer bounds and at most `bins` values → one level per integer;
+- boolean value, missing indicator → 2 levels; one-hot block → one level per category;
+- target → one level per class.
+Decoding: numeric bins give a value uniform within the bin (or its midpoint); integers and the
+declared precision are restored by the TabularEncoder (rounding, clipping to the bounds).
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from dpcore.data.dataset import Dataset
+from dpcore.errors import InvalidParameter, RunError
+
+DECODE_MODES = ("uniform", "midpoint")
+LABEL = "__target"
+
+
+@dataclass(frozen=True)
+class Attr:
+    """One discrete attribute: `kind` in bins/int/bool/onehot/label, columns [start, stop)."""
+
+    name: str
+    kind: str
+    size: int
+    start: int = 0
+    stop: int = 0
+
+
+class Discretizer:
+    def __init__(self, attrs: list[Attr], width: int):
+        self.attrs, self.width = list(attrs), int(width)
+
+    @classmethod
+    def for_dataset(cls, data: Dataset, bins: int, model: str) -> "Discretizer":
+        enc = data.encoder
+        if enc is None or not hasattr(enc, "blocks") or data.is_image:
+            raise InvalidParameter(f"{model} works on tables (a CSV or a tabular built-in), "
+                                   f"not on {data.name!r}")
+        specs = {c.name: c for c in enc.schema.columns}
+        attrs: list[Attr] = []
+        for i, b in enumerate(enc.blocks):
+            name = f"{i}:{b.column}:{b.role}"
+            spec = specs[b.column]
+            if b.role == "onehot":
+                attrs.append(Attr(name, "onehot", b.stop - b.start, b.start, b.stop))
+            elif b.role == "missing" or spec.kind == "boolean":
+                attrs.append(Attr(name, "bool", 2, b.start, b.stop))
+            elif (spec.kind == "integer" and float(spec.lower).is_integer() and float(spec.upper).is_integer()
+                  and spec.upper - spec.lower + 1 <= bins):
+                attrs.append(Attr(name, "int", int(spec.upper - spec.lower) + 1, b.start, b.stop))
+            else:
+                attrs.append(Attr(name, "bins", int(bins), b.start, b.stop))
+        if data.labels is not None:
+            attrs.append(Attr(LABEL, "label", int(data.n_classes)))
+        if data.n_features != enc.n_features:
+            raise InvalidParameter(f"{model}: the encoded width {data.n_features} does not match the schema")
+        return cls(attrs, data.n_features)
+
+    @property
+    def names(self) -> list[str]:
+        return [a.name for a in self.attrs]
+
+    @property
+    def shape(self) -> list[int]:
+        return [a.size for a in self.attrs]
+
+    def encode(self, data: Dataset) -> dict[str, np.ndarray]:
+        """Encoded features (and labels) → one int array per attribute."""
+        X = np.asarray(data.features, np.float64)
+        out = {}
+        for a in self.attrs:
+            if a.kind == "label":
+                out[a.name] = np.asarray(data.labels, np.int64)
+                continue
+            v = X[:, a.start]
+            if a.kind == "onehot":
+                out[a.name] = np.argmax(X[:, a.start:a.stop], axis=1)
+            elif a.kind == "bool":
+                out[a.name] = (v > 0.5).astype(np.int64)
+            elif a.kind == "int":
+                out[a.name] = np.clip(np.round(v * (a.size - 1)), 0, a.size - 1).astype(np.int64)
+            else:
+                out[a.name] = np.clip(np.floor(v * a.size), 0, a.size - 1).astype(np.int64)
+        return out
+
+    def decode(self, codes: dict[str, np.ndarray], n: int, rng: np.random.Generator,
+               mode: str = "uniform") -> tuple[np.ndarray, np.ndarray | None]:
+        """Int arrays → (features float32 (n, width), labels or None) for `template.with_features`."""
+        X = np.zeros((n, self.width), np.float32)
+        labels = None
+        for a in self.attrs:
+            c = np.asarray(codes[a.name], np.int64)
+            if a.kind == "label":
+                labels = c
+            elif a.kind == "onehot":
+                X[np.arange(n), a.start + c] = 1.0
+            elif a.kind == "bool":
+                X[:, a.start] = c
+            elif a.kind == "int":
+                X[:, a.start] = c / max(a.size - 1, 1)
+            else:
+                u = rng.random(n) if mode == "uniform" else 0.5
+                X[:, a.start] = (c + u) / a.size
+        return X, labels
+
+    def to_list(self) -> list[dict]:
+        return [asdict(a) for a in self.attrs]
+
+    @classmethod
+    def from_list(cls, items, width: int, where: str) -> "Discretizer":
+        try:
+            attrs = [Attr(str(d["name"]), str(d["kind"]), int(d["size"]), int(d["start"]), int(d["stop"]))
+                     for d in items]
+        except (TypeError, KeyError, ValueError):
+            raise RunError(f"{where}: 'attributes' must be a list of attribute objects") from None
+        for a in attrs:
+            if a.kind not in ("bins", "int", "bool", "onehot", "label") or not 1 <= a.size <= 100_000 \
+                    or not 0 <= a.start <= a.stop <= width:
+                raise RunError(f"{where}: bad attribute {a.name[:40]!r}")
+        return cls(attrs, width)
+
+
+def check_bins(bins: int) -> None:
+    if isinstance(bins, bool) or not isinstance(bins, int) or not 2 <= bins <= 1024:
+        raise InvalidParameter(f"bins must be an integer in [2, 1024], got {bins!r}; 32 is a good start")
+
+
+def check_decode(mode: str) -> None:
+    if mode not in DECODE_MODES:
+        raise InvalidParameter(f"numeric_decode must be one of {DECODE_MODES}, got {mode!r}")
