@@ -329,23 +329,9 @@ def run_sweep(spec: SweepSpec, root, *, backend: str = "auto", address: str | No
         prog.add(point_row(root, job["name"], job["point"], skipped=True))
     rows = list(prog.rows)
     jobs = [j for j in jobs if j not in done]
-    used, note = "in-process", None
-    if not jobs:
-        note = "every run was finished already: nothing trained"
-    elif backend in ("auto", "ray"):
-        from dpcore.runs import sweep_ray
-
-        pool, note = sweep_ray.connect(address=address, num_cpus=num_cpus)
-        if pool is not None:
-            used = "ray"
-            rows += pool.run(jobs, str(root), spec.scores, prog, stop)
-    if used == "in-process":
-        for job in jobs:
-            if stop is not None and stop.is_set():
-                break
-            row = run_point(job, str(root), spec.scores, stop=stop)
-            rows.append(row)
-            prog.add(row)
+    more, used, note = execute(jobs, root, spec.scores, prog, backend=backend, address=address,
+                               num_cpus=num_cpus, stop=stop)
+    rows += more
     by_name = {r["run"]: r for r in rows}
     rows = [by_name.get(cfg.name) or point_row(root, cfg.name, point) for point, cfg in points]
     summary = {"sweep": spec.to_dict(), "backend": used, "runs": rows, "seconds": round(time.time() - t0, 2),
@@ -355,6 +341,29 @@ def run_sweep(spec: SweepSpec, root, *, backend: str = "auto", address: str | No
         summary["note"] = note
     save_summary(root, spec.name, summary)
     return summary
+
+
+def execute(jobs: list[dict], root, scores, prog: Progress, *, backend: str = "auto",
+            address: str | None = None, num_cpus: int | None = None,
+            stop: threading.Event | None = None) -> tuple[list[dict], str, str | None]:
+    """Run `jobs` (RunConfig dicts + "point") on the backend: (rows, backend used, note)."""
+    rows: list[dict] = []
+    used, note = "in-process", None
+    if not jobs:
+        return rows, used, "every run was finished already: nothing trained"
+    if backend in ("auto", "ray"):
+        from dpcore.runs import sweep_ray
+
+        pool, note = sweep_ray.connect(address=address, num_cpus=num_cpus)
+        if pool is not None:
+            return pool.run(jobs, str(root), scores, prog, stop), "ray", None
+    for job in jobs:
+        if stop is not None and stop.is_set():
+            break
+        row = run_point(job, str(root), scores, stop=stop)
+        rows.append(row)
+        prog.add(row)
+    return rows, used, note
 
 
 def save_summary(root, name: str, summary: dict) -> Path:
@@ -381,7 +390,9 @@ def load_summary(root, name: str) -> dict:
 
 def list_sweeps(root) -> list[str]:
     folder = Path(root) / SWEEPS_DIR
-    return sorted(p.stem for p in folder.glob("*.json") if not p.stem.endswith(".selection")) if folder.is_dir() else []
+    if not folder.is_dir():
+        return []
+    return sorted(p.stem for p in folder.glob("*.json") if not p.stem.endswith((".selection", ".released")))
 
 
 def best_on_private_data(summary: dict, metric: str = "utility") -> dict | None:
