@@ -156,7 +156,9 @@ def cmd_sweep(args) -> int:
     if best is not None:
         out["best"] = {k: best.get(k) for k in ("run", "params", "epsilon", args.metric, "label")}
     if sel is not None:
-        out["selection"] = {k: sel.get(k) for k in ("distribution", "expected_trials", "epsilon", "epsilon_single")}
+        out["backend"] = sel.get("backend", out["backend"])
+        out["selection"] = {k: sel.get(k) for k in ("distribution", "expected_trials", "epsilon", "epsilon_single",
+                                                    "epsilon_base")}
         out["selection"]["trials"] = [t["run"] for t in sel["trials"]]
         rel = sel.get("released")
         out["released"] = None if rel is None else {k: rel.get(k) for k in ("run", "params", "epsilon", args.metric)}

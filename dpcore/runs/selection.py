@@ -69,8 +69,11 @@ def select_private(spec: SweepSpec, root, *, distribution: str = NEGATIVE_BINOMI
     """Sweep, draw K, train K trials, release the best with the selection in its ledger.
 
     Negative binomial: give `gamma`, or `mean_trials` (E[K]) to solve for it; Poisson: `mu`.
-    Returns {"released": row | None, "trials": rows, "expected_trials", "epsilon_single",
-    "epsilon", "sweep": the sweep summary}; everything is validated before any run starts.
+    Returns {"released": row | None, "trials": rows, "expected_trials", "epsilon" (released, with
+    the selection), "epsilon_single" (the released trial alone), "epsilon_base" (one trial of a
+    random grid point: the largest ε of the grid or more), "sweep"}; everything is validated
+    before any run starts. A grid over ε makes every trial cost the largest ε: select over the
+    other axes at a fixed ε.
     """
     from dpcore.privacy.accountant import gamma_for_mean
 
@@ -137,8 +140,13 @@ def release_best(root, spec: SweepSpec, sweep: dict, trials: list[dict], dist: d
     run = Run(Path(root) / best["run"])
     own = run.ledger()
     if own.selection is not None:  # released already (a resumed call): nothing to add
+        from dpcore.privacy.accountant import epsilon
+        from dpcore.privacy.ledger import PrivacyLedger
+
+        alone = PrivacyLedger(list(own.records))
         return {"released": point_row(root, best["run"], best["params"]), "epsilon": run.epsilon,
-                "epsilon_single": _single(root, trials, best)}
+                "epsilon_single": epsilon(alone, run.delta),
+                "epsilon_base": base_epsilon(alone, own.selection.candidates, run.delta)}
     seen, candidates = {json.dumps(own.to_list(), sort_keys=True)}, []
     for row in list(sweep["runs"]) + trials:
         led = Run(Path(root) / row["run"]).ledger()
@@ -148,14 +156,23 @@ def release_best(root, spec: SweepSpec, sweep: dict, trials: list[dict], dist: d
             candidates.append(tuple(led.records))
     record = SelectionRecord(**dist, candidates=tuple(candidates), trials=len(trials))
     single = run.epsilon
+    base = base_epsilon(own, candidates, run.delta)
     eps = run.save_ledger(own.with_selection(record), run.delta, True)
     run.set_status(run.raw_status().get("status", "done"), selection="private (Papernot & Steinke 2022)",
                    epsilon=eps, released_at=time.strftime("%Y-%m-%dT%H:%M:%S"))
-    return {"released": point_row(root, best["run"], best["params"]), "epsilon": eps, "epsilon_single": single}
+    return {"released": point_row(root, best["run"], best["params"]), "epsilon": eps, "epsilon_single": single,
+            "epsilon_base": base}
 
 
-def _single(root, trials, best) -> float:
-    from dpcore.runs.store import Run
+def base_epsilon(own, candidates, delta: float) -> float:
+    """ε of one trial of the base algorithm Q (a random grid point): the accountant's conversion of
+    the pointwise maximum of the grid's RDP curves — at least the largest ε of the grid."""
+    import numpy as np
 
-    others = [t for t in trials if t["run"] != best["run"]]
-    return Run(Path(root) / others[0]["run"]).epsilon if others else float("nan")
+    from dpcore.privacy.accountant import DEFAULT_ORDERS, epsilon_from_rdp, rdp
+    from dpcore.privacy.ledger import PrivacyLedger
+
+    curve = rdp(own)
+    for c in candidates:
+        curve = np.maximum(curve, rdp(PrivacyLedger(list(c))))
+    return epsilon_from_rdp(curve, DEFAULT_ORDERS, delta)[0]

@@ -110,7 +110,7 @@ def test_private_selection_releases_one_run_with_the_selection_in_its_epsilon(in
     assert led.selection is not None and led.selection.distribution == "negative_binomial"
     assert run.epsilon == pytest.approx(epsilon(led, run.delta), rel=1e-12)
     single = max(r["epsilon"] for r in in_process[2]["runs"])
-    assert run.epsilon > single > 0
+    assert run.epsilon > out["epsilon_base"] >= single * (1 - 1e-9) > 0  # Q can be the grid's largest ε
     # a second call finds the same draw and does not extend the ledger again
     again = selection.select_private(spec(), root, mean_trials=3.0, backend="in-process")
     assert again["released"]["run"] == out["released"]["run"]
