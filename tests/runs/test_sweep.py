@@ -129,6 +129,14 @@ def test_cli_sweep_json_skips_finished_and_rejects_bad_grid(in_process, capsys):
     assert out["backend"] == "in-process" and len(out["runs"]) == 4
     assert set(out["runs"][0]) == {"run", "params", "epsilon", "utility", "status"}
     assert "not covered" in out["best"]["label"]
+    toml = root / "sweep.toml"
+    toml.write_text('name = "t4"\nmodel = "p3gm"\ndataset = "digits"\n[params]\n'
+                    + "".join(f"{k} = {v}\n" for k, v in TINY.items())
+                    + "[grid]\nepsilon = [1, 4]\nencoder_share = [0.1, 0.3]\n")
+    assert main(["sweep", "--file", str(toml), "--root", str(root), "--json", "--backend", "in-process"]) == 0
+    from_file = json.loads(capsys.readouterr().out)
+    assert [r["run"] for r in from_file["runs"]] == [r["run"] for r in out["runs"]]
+    assert "nothing trained" in from_file["note"]
     assert main(["sweep", "--model", "p3gm", "--dataset", "digits", "--grid", "pca_dim=9999",
                  "--root", str(root), "--json"]) == 2
     err = capsys.readouterr().err.strip()
