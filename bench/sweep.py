@@ -54,8 +54,9 @@ def ray_overhead(workers: int, tasks: int = 48) -> dict:
         return {"note": note}
 
     def first_import():
-        import dpcore.runs.sweep  # noqa: F401 - what a worker imports before its first run
         import torch  # noqa: F401
+
+        import dpcore.runs.sweep  # noqa: F401 - what a worker imports before its first run
         return 0
 
     t0 = time.perf_counter()

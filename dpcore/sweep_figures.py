@@ -59,17 +59,17 @@ def pareto_figure(summary: dict, metric: str = "utility"):
         label = ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in g) or "all runs"
         xs = [p[0] for p in pts]
         fig.add_trace(go.Scatter(x=xs + xs[::-1], y=[p[3] for p in pts] + [p[2] for p in pts][::-1],
-                                 fill="toself", fillcolor=color, opacity=0.15, line=dict(width=0),
+                                 fill="toself", fillcolor=color, opacity=0.15, line={"width": 0},
                                  hoverinfo="skip", showlegend=False, legendgroup=label))
         fig.add_trace(go.Scatter(x=xs, y=[p[1] for p in pts], mode="lines+markers", name=label,
-                                 line=dict(color=color), legendgroup=label))
+                                 line={"color": color}, legendgroup=label))
     front = pareto_front([(float(r["epsilon"]), float(r[metric])) for r in rows], metric == "utility")
     if front:
         fig.add_trace(go.Scatter(x=[p[0] for p in front], y=[p[1] for p in front], mode="lines",
-                                 name="Pareto front (runs)", line=dict(color="black", dash="dash")))
-    fig.update_layout(title="Privacy–utility Pareto front", height=400, margin=dict(l=10, r=10, t=50, b=10),
-                      xaxis=dict(title="ε (accountant, log scale)", type="log"),
-                      yaxis=dict(title=METRICS.get(metric, metric)))
+                                 name="Pareto front (runs)", line={"color": "black", "dash": "dash"}))
+    fig.update_layout(title="Privacy–utility Pareto front", height=400, margin={"l": 10, "r": 10, "t": 50, "b": 10},
+                      xaxis={"title": "ε (accountant, log scale)", "type": "log"},
+                      yaxis={"title": METRICS.get(metric, metric)})
     return fig
 
 
@@ -101,10 +101,10 @@ def heatmap_figure(summary: dict, epsilon: float | None = None, x_key: str = "en
                 or math.isclose(float(r["params"]["epsilon"]), float(epsilon))]
     xs, ys, z = heatmap_matrix(rows, x_key, y_key, metric)
     fig = go.Figure(go.Heatmap(x=[str(x) for x in xs], y=[str(y) for y in ys], z=[[None if math.isnan(v) else float(v) for v in row] for row in z], colorscale="Viridis",
-                               colorbar=dict(title=metric), texttemplate="%{z:.3f}",
+                               colorbar={"title": metric}, texttemplate="%{z:.3f}",
                                hovertemplate=f"{x_key}=%{{x}}<br>{y_key}=%{{y}}<br>{metric}=%{{z:.3f}}<extra></extra>"))
     eps_txt = "" if epsilon is None else f" at ε = {epsilon:g}"
     fig.update_layout(title=f"{METRICS.get(metric, metric)}{eps_txt}", height=380,
-                      margin=dict(l=10, r=10, t=50, b=10), xaxis=dict(title=x_key, type="category"),
-                      yaxis=dict(title=y_key, type="category"))
+                      margin={"l": 10, "r": 10, "t": 50, "b": 10}, xaxis={"title": x_key, "type": "category"},
+                      yaxis={"title": y_key, "type": "category"})
     return fig

@@ -27,10 +27,22 @@ import time
 from pathlib import Path
 
 from dpcore.errors import InvalidParameter
-from dpcore.privacy.accountants.selection import (NEGATIVE_BINOMIAL, check_parameters, draw_trials,
-                                                  expected_trials)
-from dpcore.runs.sweep import (SWEEPS_DIR, Progress, SweepSpec, execute, point_configs, point_row,
-                               run_sweep, save_summary)
+from dpcore.privacy.accountants.selection import (
+    NEGATIVE_BINOMIAL,
+    check_parameters,
+    draw_trials,
+    expected_trials,
+)
+from dpcore.runs.sweep import (
+    SWEEPS_DIR,
+    Progress,
+    SweepSpec,
+    execute,
+    point_configs,
+    point_row,
+    run_sweep,
+    save_summary,
+)
 
 LOWER_IS_BETTER = ("tvd_2way", "mia_auc")
 

@@ -22,9 +22,9 @@ import re
 import threading
 import time
 import typing
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from dpcore.errors import DPCoreError, InvalidParameter
 

@@ -35,8 +35,8 @@ def connect(address: str | None = None, num_cpus: int | None = None):
         if not ray.is_initialized():
             env = {**_THREAD_ENV, "PYTHONPATH": os.pathsep.join(
                 p for p in (_package_parent(), os.environ.get("PYTHONPATH")) if p)}
-            kwargs = dict(include_dashboard=False, log_to_driver=False, ignore_reinit_error=True,
-                          runtime_env={"env_vars": env})
+            kwargs = {"include_dashboard": False, "log_to_driver": False, "ignore_reinit_error": True,
+                          "runtime_env": {"env_vars": env}}
             if address:
                 ray.init(address=address, **kwargs)
             else:

@@ -32,7 +32,7 @@ class SweepHandle:
         self.started = time.time()
         self._thread = threading.Thread(target=self._main, name="dpcore-sweep", daemon=True)
 
-    def start(self) -> "SweepHandle":
+    def start(self) -> SweepHandle:
         self._thread.start()
         return self
 

@@ -10,8 +10,14 @@ import pytest
 
 from dpcore.errors import InvalidParameter
 from dpcore.privacy.accountant import epsilon, epsilon_from_rdp
-from dpcore.privacy.accountants.selection import (delta_from_rdp, draw_trials, expected_trials,
-                                                  poisson_selection_rdp, tnb_pmf, tnb_selection_rdp)
+from dpcore.privacy.accountants.selection import (
+    delta_from_rdp,
+    draw_trials,
+    expected_trials,
+    poisson_selection_rdp,
+    tnb_pmf,
+    tnb_selection_rdp,
+)
 from dpcore.privacy.ledger import MechanismRecord, PrivacyLedger, SelectionRecord
 
 ORDERS = [1.5, 2.0, 3.0, 5.0, 8.0, 16.0, 32.0, 64.0]
@@ -21,7 +27,7 @@ def gaussian_rdp(sigma, lam):
     return lam / (2 * sigma**2)  # Mironov 2017, Prop. 7
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def pmf_by_definition(k, eta, gamma):
     """P[K = k] of D_{η,γ} straight from the definition (products, no recurrence)."""
     if eta == 0:
@@ -32,7 +38,7 @@ def pmf_by_definition(k, eta, gamma):
     return (1 - gamma) ** k * prod / (gamma ** -eta - 1)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def mean_by_definition(eta, gamma):
     return sum(k * pmf_by_definition(k, eta, gamma) for k in range(1, 1500))
 

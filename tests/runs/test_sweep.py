@@ -11,7 +11,7 @@ import pytest
 from dpcore.runs.store import Run
 from dpcore.runs.sweep import SweepSpec, run_sweep
 
-TINY = dict(epochs=1, hidden=16, em_iters=2, pca_dim=8, batch_size=100)
+TINY = {"epochs": 1, "hidden": 16, "em_iters": 2, "pca_dim": 8, "batch_size": 100}
 
 
 def spec():
