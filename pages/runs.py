@@ -205,3 +205,8 @@ if rows:
                "Dashed lines: non-private models (ε = ∞), the ceiling.")
 else:
     st.caption("The privacy–utility curve appears once runs have utility scores.")
+
+# ------------------------------------------------------------------ grid sweep (any parameters × seeds)
+from dpcore.ui.sweep import sweep_panel  # noqa: E402
+
+sweep_panel()

@@ -14,7 +14,7 @@ import sys
 from dpcore.errors import DPCoreError
 
 # One module per group of commands; each is imported only to register its parser (cheap imports).
-COMMAND_MODULES = ("privacy", "data", "train", "evaluate", "attack")
+COMMAND_MODULES = ("privacy", "data", "train", "evaluate", "attack", "sweep")
 
 
 class _Parser(argparse.ArgumentParser):

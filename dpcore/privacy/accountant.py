@@ -5,6 +5,8 @@ Public facade over `dpcore.privacy.accountants`:
   tight RDP→DP conversion (the reference number; papers.md §1);
 - `baseline_epsilon`: the P3GM paper's sequential composition (for comparison only);
 - `pld_epsilon`, `pld_delta`, `pld_delta_curve`: dp-accounting's PLD accountant (δ(ε) curve for the f-DP envelope);
+- `selection_rdp`, `expected_trials`: private selection of the best of K runs (Papernot &
+  Steinke 2022), applied by `rdp` to a ledger closed by a SelectionRecord;
 - `p3gm_ledger`, `dp_vae_ledger`, `calibrate_p3gm`, `calibrate_dp_vae`, `calibrate_sgd`,
   `Calibration`: from a budget to noise multipliers and the ledger they produce.
 All analyses use add/remove-one adjacency, like the Poisson-subsampled DP-SGD analysis. Under it
@@ -20,6 +22,8 @@ from dpcore.privacy.accountants.calibrate import (CENTERS, EM_FRACTION, MEAN_NOI
                                                   Calibration, calibrate_dp_vae, calibrate_p3gm,
                                                   calibrate_sgd, dp_vae_ledger, em_mechanism_count,
                                                   encoder_records, p3gm_ledger, sgd_schedule)
+from dpcore.privacy.accountants.selection import (expected_trials, gamma_for_mean, selection_rdp,
+                                                   tnb_pmf)
 from dpcore.privacy.accountants.pld import pld_delta, pld_delta_curve, pld_epsilon
 from dpcore.privacy.accountants.rdp import (DEFAULT_ORDERS, classic_epsilon, conversion_offset,
                                             epsilon, epsilon_and_order, epsilon_from_rdp,
@@ -32,4 +36,5 @@ __all__ = [
     "em_mechanism_count", "encoder_records", "epsilon", "epsilon_and_order", "epsilon_from_rdp",
     "gaussian_mechanism_epsilon", "p3gm_ledger", "pld_delta", "pld_delta_curve", "pld_epsilon", "rdp", "record_rdp",
     "sgd_schedule", "subsampled_gaussian_rdp", "zcdp_epsilon",
+    "expected_trials", "gamma_for_mean", "selection_rdp", "tnb_pmf",
 ]

@@ -89,6 +89,47 @@ def exponential_record(name: str, epsilon0: float, steps: int = 1, noise: str = 
     return MechanismRecord(name, "exponential", 2.0 / e, steps=steps, noise=noise, epsilon0=e)
 
 
+@dataclass(frozen=True)
+class SelectionRecord:
+    """Private selection of the best of K runs (Papernot & Steinke 2022, Theorems 2 and 6).
+
+    Not a mechanism but a transformation of everything before it: the accountant bounds the base
+    algorithm Q (one random grid point, trained) by the pointwise maximum of the RDP curves of the
+    ledger's own records and of each of `candidates` (the other grid points' and trials' ledgers),
+    then applies the theorem of `distribution` (dpcore.privacy.accountants.selection).
+    trials: how many runs were trained (K, secret: informational, ε does not depend on it).
+    """
+
+    distribution: str
+    eta: float | None = None
+    gamma: float | None = None
+    mu: float | None = None
+    candidates: tuple = ()
+    trials: int | None = None
+    name: str = "private selection"
+
+    def __post_init__(self) -> None:
+        from dpcore.privacy.accountants.selection import check_parameters
+
+        check_parameters(self.distribution, self.eta, self.gamma, self.mu)
+        cands = tuple(tuple(r if isinstance(r, MechanismRecord) else MechanismRecord.from_dict(r)
+                            for r in c) for c in self.candidates)
+        object.__setattr__(self, "candidates", cands)
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "mechanism": "private_selection", "distribution": self.distribution,
+                "eta": self.eta, "gamma": self.gamma, "mu": self.mu, "trials": self.trials,
+                "candidates": [[r.to_dict() for r in c] for c in self.candidates]}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "SelectionRecord":
+        if not isinstance(d, dict) or not isinstance(d.get("candidates", []), list):
+            raise InvalidParameter("a selection record must be an object with a list of candidates")
+        return cls(distribution=d.get("distribution"), eta=d.get("eta"), gamma=d.get("gamma"),
+                   mu=d.get("mu"), trials=d.get("trials"), name=d.get("name", "private selection"),
+                   candidates=tuple(tuple(c) for c in d.get("candidates", [])))
+
+
 @dataclass
 class PrivacyLedger:
     """An append-only list of MechanismRecords; consecutive identical mechanisms merge their steps.
@@ -98,8 +139,11 @@ class PrivacyLedger:
     """
 
     records: list[MechanismRecord] = field(default_factory=list)
+    selection: SelectionRecord | None = None  # set on a run released by private selection
 
     def add(self, record: MechanismRecord) -> MechanismRecord:
+        if self.selection is not None:
+            raise InvalidParameter("a ledger closed by private selection takes no more records")
         if self.records and self.records[-1].same_mechanism(record):
             merged = replace(record, steps=self.records[-1].steps + record.steps)
             self.records[-1] = merged
@@ -118,10 +162,16 @@ class PrivacyLedger:
     def reproducible_noise(self) -> bool:
         """True when some mechanism drew its noise from a public seed: the run is not private,
         whatever ε the accountant computes from the records."""
-        return any(r.noise == SEEDED for r in self.records)
+        cands = self.selection.candidates if self.selection is not None else ()
+        return any(r.noise == SEEDED for r in self.records) or any(
+            r.noise == SEEDED for c in cands for r in c)
 
     def __len__(self) -> int:
         return len(self.records)
+
+    def with_selection(self, selection: SelectionRecord) -> "PrivacyLedger":
+        """A copy of this ledger closed by `selection` (the released best run's ledger)."""
+        return PrivacyLedger(list(self.records), selection)
 
     def to_list(self) -> list[dict]:
         return [r.to_dict() for r in self.records]

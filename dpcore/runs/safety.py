@@ -162,7 +162,23 @@ def check_ledger(d, where: str) -> dict:
     if not isinstance(d.get("private", True), bool):
         raise RunError(f"{where}.private must be true or false")
     ledger_records(d.get("records", []), where)
+    if d.get("selection") is not None:
+        selection_record(d["selection"], where)
     return d
+
+
+def selection_record(d, where: str):
+    """SelectionRecord from JSON (private selection of the best run), any bad field a RunError."""
+    from dpcore.errors import DPCoreError
+    from dpcore.privacy.ledger import SelectionRecord
+
+    if not isinstance(d, dict) or not isinstance(d.get("candidates", []), list) or not all(
+            isinstance(c, list) and all(isinstance(r, dict) for r in c) for c in d.get("candidates", [])):
+        raise RunError(f"{where}: the selection record must hold a list of candidate ledgers")
+    try:
+        return SelectionRecord.from_dict(d)
+    except (DPCoreError, TypeError, ValueError, KeyError) as exc:
+        raise RunError(f"{where}: bad selection record ({' '.join(str(exc).split())[:120]})") from None
 
 
 def ledger_records(records, where: str):

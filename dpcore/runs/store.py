@@ -27,7 +27,8 @@ from dpcore.errors import DPCoreError, InvalidParameter, RunError, check_probabi
 from dpcore.models._common import atomic_write_json, config_to_dict, dumps
 from dpcore.privacy.ledger import PrivacyLedger
 from dpcore.runs.safety import (as_number, check_config, check_ledger, check_model_files, check_status,
-                                is_alive, ledger_records, read_json)
+                                is_alive, ledger_records, read_json,
+                                selection_record)
 
 STATUSES = ("created", "running", "done", "stopped", "failed", "interrupted")
 PARTIAL = ".partial-"
@@ -255,18 +256,25 @@ class Run:
         if private:
             from dpcore.privacy.accountant import epsilon as accountant_epsilon
 
-            eps = float(accountant_epsilon(ledger, delta)) if len(ledger) else 0.0
+            eps = float(accountant_epsilon(ledger, delta)) if len(ledger) or ledger.selection else 0.0
         else:
             eps = math.inf
-        atomic_write_json(self.path / "ledger.json", {"records": ledger.to_list(), "epsilon": eps,
-                                                      "delta": delta, "private": private})
+        doc = {"records": ledger.to_list(), "epsilon": eps, "delta": delta, "private": private}
+        if getattr(ledger, "selection", None) is not None:
+            doc["selection"] = ledger.selection.to_dict()
+        atomic_write_json(self.path / "ledger.json", doc)
         return eps
 
     def _ledger_json(self) -> dict:
         return _read_json(self.path / "ledger.json", default={"records": []}, check=check_ledger)
 
     def ledger(self) -> PrivacyLedger:
-        return ledger_records(self._ledger_json().get("records", []), "ledger.json")
+        """The saved ledger (with its private-selection record, for a run released by one)."""
+        d = self._ledger_json()
+        led = ledger_records(d.get("records", []), "ledger.json")
+        if d.get("selection") is not None:
+            led.selection = selection_record(d["selection"], "ledger.json")
+        return led
 
     @property
     def epsilon(self) -> float:

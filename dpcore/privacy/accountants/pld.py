@@ -27,6 +27,11 @@ _EMPTY = (0.0, (), ())
 
 def _ledger_key(ledger) -> tuple:
     led = _as_ledger(ledger)
+    if getattr(led, "selection", None) is not None:
+        from dpcore.errors import InvalidParameter
+
+        raise InvalidParameter("the PLD accountant does not cover private selection; "
+                               "the run's ε is the RDP accountant's")
     inv_var = 0.0
     sub: dict[tuple[float, float], int] = {}
     expo: dict[float, int] = {}

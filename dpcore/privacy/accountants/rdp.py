@@ -141,12 +141,30 @@ def _as_ledger(ledger) -> PrivacyLedger:
     return PrivacyLedger.from_list(list(ledger))
 
 
-def rdp(ledger, orders=DEFAULT_ORDERS) -> np.ndarray:
-    """RDP of the whole ledger at `orders`: the sum of the records' curves (RDP composition)."""
-    orders = np.asarray(orders, float)
+def _records_rdp(records, orders: np.ndarray) -> np.ndarray:
     total = np.zeros_like(orders)
-    for rec in _as_ledger(ledger):
+    for rec in records:
         total = total + record_rdp(rec, orders)
+    return total
+
+
+def rdp(ledger, orders=DEFAULT_ORDERS) -> np.ndarray:
+    """RDP of the whole ledger at `orders`: the sum of the records' curves (RDP composition).
+
+    A ledger closed by private selection (`ledger.selection`): the base algorithm's curve is the
+    pointwise maximum over its own records and each candidate ledger (a random grid point is a
+    mixture, and Rényi divergence is jointly quasi-convex), then the selection theorem applies
+    (dpcore.privacy.accountants.selection)."""
+    orders = np.asarray(orders, float)
+    led = _as_ledger(ledger)
+    total = _records_rdp(led, orders)
+    sel = getattr(led, "selection", None)
+    if sel is not None:
+        from dpcore.privacy.accountants.selection import selection_rdp
+
+        for cand in sel.candidates:
+            total = np.maximum(total, _records_rdp(cand, orders))
+        total = selection_rdp(total, orders, sel.distribution, sel.eta, sel.gamma, sel.mu)
     return total
 
 
@@ -176,7 +194,7 @@ def epsilon_and_order(ledger, delta: float, orders=DEFAULT_ORDERS) -> tuple[floa
     """Tight RDP ε of a ledger and the order α that attains it; (0, nan) for an empty ledger."""
     led = _as_ledger(ledger)
     _check_delta(delta)
-    if not any(r.steps for r in led):
+    if not any(r.steps for r in led) and getattr(led, "selection", None) is None:
         return 0.0, float("nan")
     return epsilon_from_rdp(rdp(led, orders), orders, delta, tight=True)
 
@@ -190,6 +208,6 @@ def classic_epsilon(ledger, delta: float, orders=DEFAULT_ORDERS) -> float:
     """ε by the classic conversion R(α) + log(1/δ)/(α − 1) (looser; for comparison only)."""
     led = _as_ledger(ledger)
     _check_delta(delta)
-    if not any(r.steps for r in led):
+    if not any(r.steps for r in led) and getattr(led, "selection", None) is None:
         return 0.0
     return epsilon_from_rdp(rdp(led, orders), orders, delta, tight=False)[0]

@@ -1,0 +1,175 @@
+"""The Runs page's grid-sweep panel: start a sweep (grid text, seeds, backend), follow its
+progress, stop it, and draw a finished sweep's Pareto front and heatmap.
+
+Why a background thread around `dpcore.runs.sweep.run_sweep`: the page must stay responsive while
+the runs train (in-process or on Ray); the handle keeps the latest progress snapshot for polling.
+"""
+from __future__ import annotations
+
+import threading
+import time
+
+import streamlit as st
+
+from dpcore.errors import DPCoreError
+from dpcore.text import md
+from dpcore.ui.nav import runs_root
+
+_KEY = "dpcore.grid_sweep"
+_POLL = 1.0
+DEFAULT_GRID = "epsilon=0.5,1,2,4\nencoder_share=0.1,0.3,0.5"
+
+
+class SweepHandle:
+    """A sweep training in a background thread: `.stop()`, `.progress`, `.summary`, `.error`."""
+
+    def __init__(self, spec, root, backend: str = "auto"):
+        self.spec, self.root, self.backend = spec, root, backend
+        self.stop_event = threading.Event()
+        self.progress: dict = {"done": 0, "total": None, "skipped": 0, "seconds_left": None}
+        self.summary: dict | None = None
+        self.error: str | None = None
+        self.started = time.time()
+        self._thread = threading.Thread(target=self._main, name="dpcore-sweep", daemon=True)
+
+    def start(self) -> SweepHandle:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.stop_event.set()
+
+    def is_alive(self) -> bool:
+        return self._thread.is_alive()
+
+    def join(self, timeout: float | None = None) -> bool:
+        self._thread.join(timeout)
+        return not self._thread.is_alive()
+
+    def _main(self) -> None:
+        from dpcore.runs.sweep import run_sweep
+
+        def on_progress(p: dict) -> None:
+            self.progress = p
+
+        try:
+            self.summary = run_sweep(self.spec, self.root, backend=self.backend, stop=self.stop_event,
+                                     progress=on_progress)
+        except DPCoreError as exc:
+            self.error = str(exc)
+        except Exception as exc:  # noqa: BLE001 - shown on the page as one line
+            self.error = f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
+
+
+def parse_grid_text(text: str) -> dict:
+    """One axis per line (or ';'): "epsilon=0.5,1,2,4" → {"epsilon": ["0.5", …]}."""
+    from dpcore.runs.sweep import parse_grid
+
+    return parse_grid([line for line in text.replace(";", "\n").splitlines() if line.strip()])
+
+
+def start_sweep(model: str, grid_text: str, seeds: int, backend: str, data: dict, params: dict) -> SweepHandle:
+    """Validate everything (one-line DPCoreError) and start the sweep in the background."""
+    from dpcore.runs.sweep import SweepSpec
+
+    spec = SweepSpec(model=model, grid=parse_grid_text(grid_text), data=data, params=params, seeds=int(seeds))
+    from dpcore.runs.sweep import point_configs
+
+    point_configs(spec)  # data-dependent checks before the thread starts
+    handle = SweepHandle(spec, runs_root(), backend).start()
+    st.session_state[_KEY] = handle
+    return handle
+
+
+def handle() -> SweepHandle | None:
+    return st.session_state.get(_KEY)
+
+
+def progress_text(p: dict) -> str:
+    total = p.get("total") or 0
+    left = p.get("seconds_left")
+    return (f"{p.get('done', 0)} of {total or '?'} runs finished" + (f" ({p['skipped']} already done)" if p.get("skipped") else "")
+            + (f" · about {left:.0f} s left" if left is not None else ""))
+
+
+def sweep_panel() -> None:
+    """The whole panel: start form, live progress with Stop, and the views of a finished sweep."""
+    from dpcore import ui
+
+    st.subheader("Grid sweep", divider="gray")
+    st.caption("Any parameters × seeds, each point a normal run (named after the sweep, so running it again "
+               "skips finished runs); in-process or one run per Ray worker.")
+    h = handle()
+    busy = h is not None and h.is_alive()
+    from dpcore.models import MODELS
+
+    models = [m for m in MODELS if ui.model_info(m)["private"]]
+    c1, c2, c3 = st.columns([1, 1, 1])
+    model = c1.selectbox("Model", models, key="sweep.model", format_func=lambda m: ui.model_info(m)["label"])
+    seeds = c2.number_input("Seeds per point", 1, 20, 1, key="sweep.seeds")
+    backend = c3.radio("Backend", ("auto", "ray", "in-process"), horizontal=True, key="sweep.backend",
+                       help="auto/ray: one run per Ray worker; in-process when Ray is missing")
+    grid_text = st.text_area("Grid (one parameter per line: name=v1,v2,…)", DEFAULT_GRID, key="sweep.grid")
+    if st.button("Start grid sweep", type="primary", icon=":material/play_arrow:", key="sweep.start", disabled=busy):
+        try:
+            choice = ui.data_choice()
+            data = {k: v for k, v in choice.items() if k in ui.data_config_fields()}
+            start_sweep(model, grid_text, seeds, backend, data, ui.remembered_params(model))
+            st.rerun()
+        except DPCoreError as exc:
+            st.error(md(exc), icon=":material/error:")
+    st.fragment(run_every=_POLL if busy else None)(_live)()
+    _views()
+
+
+def _live() -> None:
+    h = handle()
+    if h is None:
+        return
+    p = h.progress
+    total = p.get("total") or 0
+    st.progress(min(1.0, p.get("done", 0) / total) if total else 0.0, text=progress_text(p))
+    if h.error:
+        st.error(f"The sweep stopped: {md(h.error)}", icon=":material/error:")
+    if h.is_alive():
+        if st.button("Stop sweep", icon=":material/stop:", key="sweep.stop"):
+            h.stop()
+    elif h.summary is not None:
+        s = h.summary
+        st.caption(f"Backend: {s['backend']}" + (f" — {s['note']}" if s.get("note") else "")
+                   + (" · stopped: run it again to resume" if s.get("stopped") else ""))
+
+
+def _views() -> None:
+    from dpcore.runs.sweep import best_on_private_data, list_sweeps, load_summary
+    from dpcore.sweep_figures import METRICS, heatmap_figure, pareto_figure
+
+    names = list_sweeps(runs_root())
+    if not names:
+        st.caption("The Pareto front and heatmap appear once a sweep has finished.")
+        return
+    c1, c2 = st.columns([2, 1])
+    name = c1.selectbox("Sweep", names, key="sweep.view")
+    metric = c2.selectbox("Score", list(METRICS), key="sweep.metric", format_func=METRICS.get)
+    try:
+        summary = load_summary(runs_root(), name)
+    except DPCoreError as exc:
+        st.error(md(exc), icon=":material/error:")
+        return
+    st.plotly_chart(pareto_figure(summary, metric), key="sweep.pareto")
+    grid = summary["sweep"]["grid"]
+    axes = [k for k in grid if k != "epsilon"]
+    if axes:
+        a, b, c = st.columns(3)
+        x = a.selectbox("Heatmap x", axes, index=axes.index("encoder_share") if "encoder_share" in axes else 0,
+                        key="sweep.hx")
+        rest = [k for k in axes if k != x] or [x]
+        y = b.selectbox("Heatmap y", rest, index=rest.index("pca_dim") if "pca_dim" in rest else 0, key="sweep.hy")
+        eps = sorted(set(grid.get("epsilon", []))) or [None]
+        at = c.selectbox("at ε", eps, index=len(eps) - 1, key="sweep.heps")
+        st.plotly_chart(heatmap_figure(summary, at, x, y, metric), key="sweep.heatmap")
+    best = best_on_private_data(summary, metric)
+    if best is not None:
+        st.warning(f"{best['label']}: **{md(best['run'])}** ({metric} {best[metric]:.3f}, ε = {best['epsilon']:.3g}). "
+                   "For a choice covered by ε use `python -m dpcore sweep … --select negative-binomial`.",
+                   icon=":material/warning:")
