@@ -25,13 +25,10 @@ from __future__ import annotations
 
 import argparse
 import math
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 PAPER = {"gs-wgan": {"epsilon": 10.0, "delta": 1e-5, "mlp_accuracy": 0.65, "inception_score": 5.32,
                      "steps": 20_000, "n_discriminators": 1000, "hardware": "GPU (about 22 GB)"}}

@@ -17,15 +17,12 @@ import copy
 import json
 import os
 import statistics
-import sys
 import time
 import warnings
-from pathlib import Path
 
 import torch
 from torch import nn
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from dpcore.privacy.dpsgd import DPSGD  # noqa: E402
 from dpcore.privacy.ledger import PrivacyLedger  # noqa: E402
 

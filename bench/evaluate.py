@@ -16,13 +16,11 @@ import argparse
 import gzip
 import json
 import os
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 FASHION = Path("/usr/share/datasets/fashion-mnist")
 

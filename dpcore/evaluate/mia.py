@@ -168,8 +168,8 @@ def empirical_eps(mem: np.ndarray, non: np.ndarray, delta: float = 0.0, confiden
     lb = np.atleast_1d(eps_from_errors(a_hi, b_hi, delta))
     pe = np.atleast_1d(eps_from_errors(fp / n0, fn / n1, delta))
     pts = [{"threshold": float(t), "alpha": float(f / n0), "beta": float(m / n1),
-            "alpha_upper": float(ah), "beta_upper": float(bh), "eps_lower": float(l), "eps_point": float(p)}
-           for t, f, m, ah, bh, l, p in zip(thr, fp, fn, a_hi, b_hi, lb, pe)]
+            "alpha_upper": float(ah), "beta_upper": float(bh), "eps_lower": float(lo), "eps_point": float(p)}
+           for t, f, m, ah, bh, lo, p in zip(thr, fp, fn, a_hi, b_hi, lb, pe)]
     return pts, float(lb.max()), float(pe.max())
 
 

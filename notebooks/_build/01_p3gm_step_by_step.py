@@ -23,12 +23,6 @@ import os
 import sys
 from pathlib import Path
 
-try:  # use an installed dpcore; else the repository this notebook lives in
-    import dpcore  # noqa: F401
-except ImportError:
-    root = next(p for p in (Path.cwd(), *Path.cwd().parents) if (p / "dpcore" / "__init__.py").is_file())
-    sys.path.insert(0, str(root))
-
 import numpy as np
 import pandas as pd
 import plotly.io as pio
