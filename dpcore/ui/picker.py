@@ -59,7 +59,7 @@ def choose_runs(page: str, *, compare: bool = False) -> tuple[dict, str, str | N
     runs = model_runs()
     if not runs:
         st.info("No finished runs yet. Train one on the **Train** page.", icon=":material/info:")
-        st.page_link("pages/train.py", label="Go to Train", icon=":material/model_training:")
+        st.page_link("app_pages/train.py", label="Go to Train", icon=":material/model_training:")
         st.stop()
     second = None
     if compare:

@@ -8,7 +8,6 @@ from dpcore import ui
 from dpcore.errors import DPCoreError
 from dpcore.text import md
 
-ui.ensure_navigation()
 st.title("Data")
 st.caption("Choose the private data the models learn from. The **training split** is what the privacy "
            "guarantee protects; the **test split** is held out to measure utility and to play the "

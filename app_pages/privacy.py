@@ -8,7 +8,6 @@ import streamlit as st
 
 from dpcore import ui
 
-ui.ensure_navigation()
 st.title("Privacy")
 st.caption("Two views of the same question. **The guarantee**: every noisy step on private data is "
            "recorded in a ledger, and the accountant turns the ledger into ε. **The attack**: a "

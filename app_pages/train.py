@@ -11,7 +11,6 @@ from dpcore import ui
 from dpcore.errors import DPCoreError
 from dpcore.text import md
 
-ui.ensure_navigation()
 st.title("Train")
 st.caption("Pick a model and a privacy budget. The budget is turned into noise *before* training "
            "starts (preview below); training then runs in the background — you can browse the other "
@@ -23,7 +22,7 @@ width = train.n_features + train.n_classes
 c1, c2 = st.columns([4, 1])
 c1.markdown(f"Training on **{md(ui.data_label(choice))}** — {train.n:,} private rows × {train.n_features} "
             f"features{f', {train.n_classes} classes' if train.n_classes else ''}.")
-c2.page_link("pages/data.py", label="Change data", icon=":material/table_view:")
+c2.page_link("app_pages/data.py", label="Change data", icon=":material/table_view:")
 unknown_keys = set(choice) - ui.data_config_fields()
 if unknown_keys:
     st.warning("Your schema edits (" + ", ".join(sorted(unknown_keys)) + ") cannot be recorded in a "

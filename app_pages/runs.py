@@ -12,7 +12,6 @@ from dpcore import ui
 from dpcore.errors import DPCoreError
 from dpcore.text import md
 
-ui.ensure_navigation()
 st.title("Runs")
 st.caption("Every training run is kept on disk with its settings, losses, privacy ledger and model. "
            "Scores appear once a run has been evaluated (on Compare / Privacy, or with **Score all**).")
