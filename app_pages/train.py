@@ -34,7 +34,7 @@ busy = live is not None and live.running
 # ------------------------------------------------------------------ the live view
 @st.fragment(run_every=ui.POLL_SECONDS if (live is not None and live.running) else None)
 def live_panel() -> None:
-    from dpcore.plots import loss_curves_figure, phase_label
+    from dpcore.figures import loss_curves_figure, phase_label
 
     live = ui.live_run()
     if live is None:
@@ -210,7 +210,7 @@ if error is None and info["private"] and "epsilon" in params:
 if error:
     st.error(md(error), icon=":material/error:")
 elif cal is not None:
-    from dpcore.plots import budget_share_figure
+    from dpcore.figures import budget_share_figure
     from dpcore.privacy.ledger import PrivacyLedger
 
     st.caption("How the budget becomes noise. Each σ is a *noise multiplier*: the noise's standard "

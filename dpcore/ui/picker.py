@@ -79,7 +79,7 @@ def headline_missing(path) -> bool:
     from dpcore.report import headline, load_evaluation
 
     h = headline(load_evaluation(path))
-    return h["mia_auc"] is None or (h["utility"] is None and h["utility_metric"] is None)
+    return h["attack"] is None or (h["utility"] is None and h["utility_metric"] is None)
 
 
 def utility_points() -> list[dict]:

@@ -356,6 +356,13 @@ def test_runs_page_manage_and_report(finished, runs_dir):
     at.button(key="runs.export.private").click().run()
     name, kind, html = at.session_state["runs.report"]
     assert kind == "private" and "Membership inference" in html and "PRIVATE" in html
+    assert "best membership attack" in html and "consistent with the accountant" in html
+    at.run()  # the private report evaluated the run: the table shows the ladder's best attack
+    row = at.dataframe[0].value.set_index("run").loc[finished[0].name]
+    from dpcore.evaluate.attacks import BLACK_BOX
+
+    assert row["best attack"] in BLACK_BOX + ("loss",) and 0 <= row["attack AUC"] <= 1
+    assert row["consistent"] in ("yes", "NO") and row["ε ≥ (attack)"] >= 0
     at.selectbox(key="runs.selected").set_value(extra.name).run()
     at.text_input(key=f"runs.newname.{extra.name}").set_value("renamed-run").run()
     at.button(key="runs.rename").click().run()
