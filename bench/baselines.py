@@ -1,5 +1,5 @@
 """Benchmark (not a test): the L-VAE outlier experiment and GS-WGAN's CPU configuration on
-Fashion-MNIST (papers.md §3, §4).
+Fashion-MNIST (docs/references.md#l-vae, #gs-wgan).
 
 1. Outlier: 9 999 training images + one all-white image. A vanilla VAE, the spectral L-VAE
    (certified) and the gradient-penalty L-VAE (not certified) are trained on them; for each:

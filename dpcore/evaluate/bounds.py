@@ -1,4 +1,4 @@
-"""f-DP trade-off bounds to draw next to membership-inference curves (papers.md §6).
+"""f-DP trade-off bounds to draw next to membership-inference curves (docs/references.md#f-dp-and-gdp).
 
 Why trade-off curves: an (ε, δ) pair is one line on the type-I/type-II plane, but a mechanism's
 guarantee is a whole curve. A user should see the attack's empirical curve lying *above* the bound;
@@ -101,7 +101,7 @@ def best_advantage(eps: float, delta: float = 0.0) -> float:
 def eps_from_errors(alpha, beta, delta: float = 0.0):
     """Empirical ε lower bound from one test: max{log((1 − δ − β)/α), log((1 − δ − α)/β)}, ≥ 0.
 
-    Inverts f_{ε,δ}: any (α, β) an attack reaches must lie on or above the curve (papers.md §5).
+    Inverts f_{ε,δ}: any (α, β) an attack reaches must lie on or above the curve (docs/references.md#monte-carlo-mia).
     """
     a = np.asarray(alpha, dtype=np.float64)
     b = np.asarray(beta, dtype=np.float64)

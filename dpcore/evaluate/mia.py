@@ -1,4 +1,4 @@
-"""Monte Carlo membership inference against a generator's samples (Hilprecht et al. 2019; papers.md §5).
+"""Monte Carlo membership inference against a generator's samples (Hilprecht et al. 2019; docs/references.md#monte-carlo-mia).
 
 Why this attack: it needs only released samples, which is exactly what a DP generative model
 publishes. A target whose neighbourhood holds many synthetic samples was probably trained on.

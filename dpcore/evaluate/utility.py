@@ -5,7 +5,7 @@ Why this protocol: a synthetic set is useful when models fitted to it work on re
 data: logistic regression, gradient boosting (HistGradientBoosting for speed), AdaBoost and a random
 forest; AUROC, AUPRC and accuracy per classifier and their mean (multi-class: macro one-vs-rest).
 Images: a small torch MLP (or CNN) early-stopped on a held-out part of the *synthetic* set (the
-official P3GM code early-stopped on the test set, papers.md §1 defect 6), scored by accuracy.
+official P3GM code early-stopped on the test set, docs/references.md#p3gm-code-defects, 6), scored by accuracy.
 """
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ Mechanisms (add/remove adjacency, noise multiplier σ = noise std / L2 sensitivi
   analytic in the strip |Im z| < πσ² and Gaussian-like with width σ, so with spacing
   h = min(σ/8, σ²/4) the quadrature error is below e^−60 relative (exponential convergence).
 Conversion: ε = min_α [R(α) + log(1 − 1/α) − (log δ + log α)/(α − 1)] (Balle et al. 2020,
-Thm. 21; papers.md §1), versus the classic R(α) + log(1/δ)/(α − 1) (Mironov 2017, Prop. 3).
+Thm. 21; docs/references.md#tight-conversion), versus the classic R(α) + log(1/δ)/(α − 1) (Mironov 2017, Prop. 3).
 """
 from __future__ import annotations
 
