@@ -4,13 +4,19 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 PORT ?= 8501
+# Where torch comes from: PyTorch's CPU wheels by default (no GPU needed, ~10x smaller than the
+# CUDA build). For CUDA: `make install TORCH_INDEX=https://download.pytorch.org/whl/cu128` (or
+# TORCH_INDEX= for PyPI's default build).
+TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
 
-.PHONY: install run test bench clean-runs
+.PHONY: install run test lint notebooks bench clean-runs
 
-$(STAMP): requirements.txt
+# The stamp is rebuilt when the pinned requirements or the package metadata change.
+$(STAMP): requirements.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -r requirements.txt
+	$(PY) -m pip install -q -r requirements.txt $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX))
+	$(PY) -m pip install -q -e .
 	bash scripts/install_system.sh
 	touch $(STAMP)
 
@@ -20,8 +26,14 @@ run: install
 	$(PY) -m streamlit run app.py --server.headless true --server.address 127.0.0.1 \
 	  --server.port $(PORT) --browser.gatherUsageStats false
 
-test: install
+lint: install
+	$(PY) -m ruff check .
+
+test: lint
 	$(PY) -m pytest -q
+
+notebooks: install
+	$(PY) -m jupyter lab notebooks/ --ServerApp.ip=127.0.0.1
 
 bench: install
 	$(PY) bench/dpsgd.py

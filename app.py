@@ -1,7 +1,8 @@
 """DP Generative Workbench — the Streamlit entry point.
 
 Run with `make run` (or `python -m streamlit run app.py`). This file only builds the navigation;
-each page lives in `pages/` and imports what it needs, so the first page paints before torch,
+each page lives in `app_pages/` (not `pages/`, so Streamlit's legacy folder discovery stays out of
+the way) and imports what it needs, so the first page paints before torch,
 opacus or umap are imported.
 """
 from __future__ import annotations
@@ -12,11 +13,11 @@ st.set_page_config(page_title="DP Generative Workbench", page_icon=":material/sh
                    layout="wide")
 
 PAGES = [
-    st.Page("pages/data.py", title="Data", icon=":material/table_view:", default=True),
-    st.Page("pages/train.py", title="Train", icon=":material/model_training:"),
-    st.Page("pages/compare.py", title="Compare", icon=":material/compare:"),
-    st.Page("pages/privacy.py", title="Privacy", icon=":material/shield_lock:"),
-    st.Page("pages/runs.py", title="Runs", icon=":material/history:"),
+    st.Page("app_pages/data.py", title="Data", icon=":material/table_view:", default=True),
+    st.Page("app_pages/train.py", title="Train", icon=":material/model_training:"),
+    st.Page("app_pages/compare.py", title="Compare", icon=":material/compare:"),
+    st.Page("app_pages/privacy.py", title="Privacy", icon=":material/shield_lock:"),
+    st.Page("app_pages/runs.py", title="Runs", icon=":material/history:"),
 ]
 
 page = st.navigation(PAGES)

@@ -3,7 +3,7 @@
 Run:  .venv/bin/python bench/dpsgd.py [--repeats 15] [--warmup 3] [--json] [--threads 2]
       [--clock cpu]   (process CPU time instead of wall time, for a machine shared with others)
 
-Models (papers.md §1, §2): the P3GM decoder (30→1000→ReLU→794, squared error) and the DP-VAE
+Models (docs/references.md#p3gm, #dp-sgd): the P3GM decoder (30→1000→ReLU→794, squared error) and the DP-VAE
 (794→1000→(30 mean, 30 log-var)→1000→794, reparameterised, squared error + KL), batch 300,
 Adam 1e-3, C = 1, σ = 1.2. Every variant has its own copy of the model and optimiser; the variants
 are timed interleaved (one step each per repeat) so drift hits all alike; medians are reported.
@@ -17,15 +17,12 @@ import copy
 import json
 import os
 import statistics
-import sys
 import time
 import warnings
-from pathlib import Path
 
 import torch
 from torch import nn
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from dpcore.privacy.dpsgd import DPSGD  # noqa: E402
 from dpcore.privacy.ledger import PrivacyLedger  # noqa: E402
 
@@ -33,7 +30,7 @@ BATCH, N, SIGMA, C, LR = 300, 63_000, 1.2, 1.0, 1e-3
 
 
 class VAE(nn.Module):
-    """The DP-VAE baseline's MLP (papers.md §2)."""
+    """The DP-VAE baseline's MLP (docs/references.md#dp-sgd)."""
 
     def __init__(self, d: int = 794, h: int = 1000, z: int = 30):
         super().__init__()

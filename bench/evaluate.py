@@ -16,13 +16,11 @@ import argparse
 import gzip
 import json
 import os
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 FASHION = Path("/usr/share/datasets/fashion-mnist")
 
@@ -83,8 +81,8 @@ def main(argv=None) -> int:
     import torch
 
     torch.set_num_threads(args.threads)
-    from dpcore.evaluate import (class_mean_images_figure, evaluate_all, image_grid_figure,
-                                 monte_carlo_mia, one_way_tvd, two_way_tvd, utility_scores)
+    from dpcore.evaluate.scoring import evaluate_all, score_attacks, score_marginals, score_utility
+    from dpcore.figures import class_mean_images_figure, image_grid_figure
 
     t = time.perf_counter()
     source, train, test, synth = load(args.random)
@@ -104,10 +102,8 @@ def main(argv=None) -> int:
         return out
 
     if args.attacks_only:
-        from dpcore.evaluate.attacks import run_attacks
-
         res = timed("black-box attacks (60k synthetic × 2k targets)",
-                    lambda: run_attacks(synth, train, test, None, "black-box", n_targets=args.targets)[0])
+                    lambda: score_attacks(synth, train, test, None, "black-box", n_targets=args.targets).results)
         numbers.update({f"{r.name}_seconds": round(r.seconds, 2) for r in res})
         numbers.update({f"{r.name}_auc": r.auc for r in res})
         print(json.dumps({"seconds": times, "cpu_seconds": cpu_times, "numbers": numbers,
@@ -115,18 +111,16 @@ def main(argv=None) -> int:
                           "target_met": times["black-box attacks (60k synthetic × 2k targets)"] <= 120}, indent=2))
         return 0
     u = timed("utility (mlp, synthetic + real reference)",
-              lambda: utility_scores(synth, test, real_train=train))
+              lambda: score_utility(synth, train, test))
     numbers["utility_accuracy"] = u.mean["accuracy"]
     numbers["utility_reference_accuracy"] = u.reference["mean"]["accuracy"]
-    one = timed("tvd_1way (785 columns)", lambda: one_way_tvd(train, synth))
-    numbers["tvd_1way_mean"] = float(np.mean(list(one.values())))
-    mean2, _ = timed("tvd_2way (20 columns, 190 pairs)", lambda: two_way_tvd(train, synth))
-    numbers["tvd_2way"] = mean2
-    for feats in ("raw", "pca40"):
-        r = timed(f"mia {feats} (60k × 2k)",
-                  lambda: monte_carlo_mia(synth, train, test, n_targets=args.targets, features=feats))
-        numbers[f"mia_auc_{feats}"] = r.auc
-        numbers[f"mia_eps_lb_{feats}"] = r.eps_lower_bound
+    m = timed("tvd 1-way (785 columns) + 2-way (20 columns, 190 pairs)", lambda: score_marginals(synth, train))
+    numbers["tvd_1way_mean"] = m["tvd_1way"]
+    numbers["tvd_2way"] = m["tvd_2way"]
+    ladder = timed("black-box attack ladder (60k × 2k)",
+                   lambda: score_attacks(synth, train, test, None, "black-box", n_targets=args.targets))
+    numbers.update({f"attack_auc_{r.name}": r.auc for r in ladder.results})
+    numbers["attack_best"] = ladder.summary()["best"]
     timed("figures (grid + class means)", lambda: (image_grid_figure(synth), class_mean_images_figure(synth)))
     full = timed("evaluate_all (full)", lambda: evaluate_all(synth, train, test, n_targets=args.targets))
     numbers["evaluate_all_timings"] = full["timings"]
@@ -134,7 +128,7 @@ def main(argv=None) -> int:
         tab_train, tab_test = _tabular(60_000), _tabular(10_000, seed=1)
         tab_syn = _tabular(100_000, seed=2)
         t_u = timed("utility tabular (100k×30 → 50k, 4 classifiers, + real ref)",
-                    lambda: utility_scores(tab_syn, tab_test, real_train=tab_train))
+                    lambda: score_utility(tab_syn, tab_train, tab_test))
         numbers["tabular_auroc"] = t_u.mean["auroc"]
         timed("evaluate_all tabular", lambda: evaluate_all(tab_syn, tab_train, tab_test, n_targets=args.targets))
 

@@ -101,23 +101,24 @@ def _params(bundle) -> dict[str, Any]:
 
 
 def _ledger_sections(bundle) -> list[tuple[str, Any]]:
-    from dpcore import plots
-    from dpcore.evaluate.bounds import bound_curves, mia_tradeoff_figure
+    from dpcore import figures
+    from dpcore.evaluate.bounds import bound_curves
+    from dpcore.privacy.budget import budget_share
 
     ledger = bundle.run.ledger()
     if not (bundle.private and len(ledger)):
         return []
-    rows, _, _ = plots.budget_share(ledger, bundle.delta)
+    rows, _, _ = budget_share(ledger, bundle.delta)
     table = [{"mechanism": r["name"], "kind": r["mechanism"], "noise multiplier σ/Δ": r["noise_multiplier"],
               "sampling rate q": r["sampling_rate"], "steps": r["steps"], "share of budget": r["share"]}
              for r in rows]
     import pandas as pd
 
-    bounds = mia_tradeoff_figure([], bound_curves(ledger, bundle.delta))
+    bounds = figures.mia_tradeoff_figure([], bound_curves(ledger, bundle.delta))
     bounds.update_layout(title="What the guarantee allows an attacker (no attack data in this file)")
     return [("Privacy ledger", rows_table(pd.DataFrame(table), max_rows=len(table))),
-            ("Privacy budget by mechanism", plots.budget_share_figure(ledger, bundle.delta)),
-            ("Accounting comparison", plots.composition_figure(ledger, bundle.delta)),
+            ("Privacy budget by mechanism", figures.budget_share_figure(ledger, bundle.delta)),
+            ("Accounting comparison", figures.composition_figure(ledger, bundle.delta)),
             ("Trade-off bounds from the ledger (dotted: approximation, not a bound)", bounds)]
 
 
@@ -126,7 +127,7 @@ def shareable_report(bundle, seed: int = 0) -> str:
 
     Reads no real row and no evaluation: only the model, its ledger and its settings.
     """
-    from dpcore.evaluate import class_mean_images_figure, image_grid_figure
+    from dpcore.figures import class_mean_images_figure, image_grid_figure
 
     syn = bundle.model.sample(SHARE_ROWS, seed=seed)
     sections: list[tuple[str, Any]] = []

@@ -1,9 +1,9 @@
 """A fitted run's evaluation and its one-file HTML report (no Streamlit here).
 
 Why: the Compare, Privacy and Runs pages, notebooks and the CLI all want the same synthetic sample,
-the same scores and the same figures for a run; this module loads a run once (`RunBundle`), calls
-`dpcore.evaluate` / `dpcore.plots` for every number and figure, keeps a small `evaluation.json`
-summary in the run folder (so the runs table shows utility and attack AUC without re-evaluating),
+the same scores and the same figures for a run; this module loads a run once (`RunBundle`), scores
+it through `dpcore.evaluate.scoring` and draws with `dpcore.figures`, keeps the numbers in the run's
+`evaluation.json` (so the runs table shows utility and the best attack without re-evaluating),
 and builds the run's two HTML exports through `dpcore.release` (shareable and private).
 """
 from __future__ import annotations
@@ -80,8 +80,10 @@ def save_evaluation(run_dir, **parts) -> dict:
 
 def headline(evaluation: dict) -> dict:
     """The runs table's numbers from a saved evaluation: utility (mean accuracy for images, mean
-    AUROC for tables), its "train on real" reference, 2-way TVD and the attack's AUC."""
-    out = {"utility": None, "utility_metric": None, "reference": None, "tvd_2way": None, "mia_auc": None}
+    AUROC for tables), its "train on real" reference, 2-way TVD and the best attack of the ladder
+    (name, AUC, ε lower bound, whether that bound is consistent with the accountant's ε)."""
+    out = {"utility": None, "utility_metric": None, "reference": None, "tvd_2way": None, "attack": None,
+           "attack_auc": None, "attack_eps_lower_bound": None, "attack_consistent": None}
     u = evaluation.get("utility")
     if u:
         metric = "accuracy" if u.get("kind") == "image" else "auroc"
@@ -89,57 +91,80 @@ def headline(evaluation: dict) -> dict:
                    reference=(u.get("reference") or {}).get("mean", {}).get(metric))
     if evaluation.get("marginals"):
         out["tvd_2way"] = evaluation["marginals"].get("tvd_2way")
-    if evaluation.get("mia"):
-        out["mia_auc"] = evaluation["mia"].get("auc")
+    best = (evaluation.get("attacks") or {}).get("best")
+    if best:
+        out.update(attack=best.get("name"), attack_auc=best.get("auc"),
+                   attack_eps_lower_bound=best.get("epsilon_lower_bound"),
+                   attack_consistent=best.get("consistent_with_epsilon"))
     return out
 
 
 # ----------------------------------------------------------------------------- pieces
-# Each piece scores with the same call `dpcore.evaluate.evaluate_all` makes, and keeps the full
-# result (curves, matrices) that the figures need.
+# Each piece scores through `dpcore.evaluate.scoring` (the path `evaluate_all` takes) and keeps the
+# full result (curves, matrices) that the figures need.
 def utility(bundle: RunBundle, seed: int = 0):
     """(UtilityResult, table figure), or (None, None) when the data has no labels."""
-    from dpcore.evaluate import utility_table_figure
-    from dpcore.evaluate.report import score_utility
+    from dpcore.evaluate.scoring import score_utility
+    from dpcore.figures import utility_table_figure
 
     res = score_utility(bundle.synthetic, bundle.train, bundle.test, seed=seed)
     return (None, None) if res is None else (res, utility_table_figure(res))
 
 
 def marginals(bundle: RunBundle, max_columns: int = 20) -> dict:
-    """1-way TVD per column, 2-way TVD matrix + heatmap (train vs synthetic)."""
-    from dpcore.evaluate import two_way_heatmap
-    from dpcore.evaluate.report import score_marginals
+    """1-way TVD per column, 2-way TVD matrix + heatmap (train vs synthetic), and the stored numbers."""
+    from dpcore.evaluate.scoring import marginal_numbers, score_marginals
+    from dpcore.figures import two_way_heatmap
 
     m = score_marginals(bundle.synthetic, bundle.train, max_columns=max_columns)
     return {"one_way": m["one_way"], "tvd_1way": m["tvd_1way"], "tvd_2way": float(m["tvd_2way"]),
-            "heatmap": two_way_heatmap(m["matrix"])}
+            "heatmap": two_way_heatmap(m["matrix"]),
+            "numbers": marginal_numbers(m, per_column=not bundle.train.is_image)}
 
 
-def mia(bundle: RunBundle, n_targets: int = 1000, seed: int = 0):
-    """The Monte Carlo membership attack on the run's synthetic sample (train = members)."""
-    from dpcore.evaluate.report import score_mia
+def attacks(bundle: RunBundle, names=None, *, n_targets: int = 1000, seed: int = 0, confidence: float = 0.95,
+            progress=None):
+    """The attack ladder on the run's synthetic sample (members = its training rows) as AttackScores,
+    checked against the accountant's ε (∞ and δ = 0 for a non-private run)."""
+    from dpcore.evaluate.scoring import score_attacks
 
-    return score_mia(bundle.synthetic, bundle.train, bundle.test, n_targets=n_targets, seed=seed,
-                     delta=bundle.delta if bundle.private else 0.0)
+    private = bundle.private
+    eps = float(bundle.run.epsilon) if private else math.inf
+    return score_attacks(bundle.synthetic, bundle.train, bundle.test, bundle.model, names, n_targets=n_targets,
+                         seed=seed, epsilon=eps, delta=bundle.delta if private else 0.0, confidence=confidence,
+                         progress=progress)
 
 
-def mia_figure(results: Sequence[tuple[str, Any, Any]], delta: float | None = None):
-    """Attack curves of (label, MIAResult, ledger-or-None) with the bounds of the first private run."""
-    from dpcore.evaluate import bound_curves, mia_tradeoff_figure
+def attack_run(bundle: RunBundle, names=None, *, n_targets: int = 1000, seed: int = 0, confidence: float = 0.95,
+               progress=None) -> dict:
+    """The attacks' numbers for a run (the CLI's `attack` output), also saved to its evaluation.json."""
+    summary = attacks(bundle, names, n_targets=n_targets, seed=seed, confidence=confidence,
+                      progress=progress).summary()
+    save_evaluation(bundle.run.path, attacks=summary)
+    return summary
 
-    bounds = []
-    for label, _, ledger in results:
-        if ledger is not None and len(list(ledger)):
-            bounds = [(f"{lab} — {label}" if len(results) > 1 else lab, a, b)
-                      for lab, a, b in bound_curves(ledger, delta or 1e-5)]
-            break
-    return mia_tradeoff_figure([(label, res) for label, res, _ in results], bounds)
+
+def audit_run(bundle: RunBundle, canaries: int, confidence: float = 0.95, callback=None) -> dict:
+    """The canary audit of the run's training algorithm (its model and settings, its training rows)."""
+    from dpcore.evaluate.attacks.canary import canary_audit
+
+    res = canary_audit(bundle.run.config.model, dict(bundle.run.config.params), bundle.train, canaries,
+                       confidence=confidence, callback=callback)
+    return res.to_dict()
+
+
+def attack_figure(runs: Sequence[tuple[str, Sequence]], ledger=None, delta: float | None = None):
+    """Attack curves of (run label, [AttackResult, …]) with the bounds of `ledger` (a private run's)."""
+    from dpcore.evaluate import bound_curves
+    from dpcore.figures import attack_curves_figure
+
+    bounds = bound_curves(ledger, delta or 1e-5) if ledger is not None and len(list(ledger)) else []
+    return attack_curves_figure(runs, bounds)
 
 
 def latent(bundle: RunBundle, method: str = "pca", max_rows: int = 3000, seed: int = 0):
     """Latent codes of real training rows with the model's prior (None if the model has no encoder)."""
-    from dpcore.evaluate import latent_figure
+    from dpcore.figures import latent_figure
 
     model = bundle.model
     if not hasattr(model, "encode"):
@@ -157,7 +182,7 @@ def latent(bundle: RunBundle, method: str = "pca", max_rows: int = 3000, seed: i
 
 def samples_figures(bundle: RunBundle, n: int = 64) -> dict:
     """Image grids of synthetic and real training rows and the synthetic class means ({} for tables)."""
-    from dpcore.evaluate import class_mean_images_figure, image_grid_figure
+    from dpcore.figures import class_mean_images_figure, image_grid_figure
 
     syn = bundle.synthetic
     if not syn.is_image:
@@ -171,17 +196,17 @@ def samples_figures(bundle: RunBundle, n: int = 64) -> dict:
     return out
 
 
-def evaluate_run(bundle: RunBundle, *, n_targets: int = 1000, seed: int = 0) -> dict:
-    """Utility, marginals and the attack for a run; saves the summary and returns it with figures."""
+def evaluate_run(bundle: RunBundle, *, attack_names=None, n_targets: int = 1000, seed: int = 0) -> dict:
+    """Utility, marginals and the attack ladder for a run; saves the numbers (the same keys
+    `dpcore.evaluate.evaluate_all` returns) and returns them with the figures and the attack results."""
     util, util_fig = utility(bundle, seed=seed)
     marg = marginals(bundle)
-    attack = mia(bundle, n_targets=n_targets, seed=seed)
-    summary = {"marginals": {"tvd_1way": marg["tvd_1way"], "tvd_2way": marg["tvd_2way"]},
-               "mia": {k: v for k, v in attack.to_dict().items() if k != "curve"}}
+    ladder = attacks(bundle, attack_names, n_targets=n_targets, seed=seed)
+    summary = {"marginals": marg["numbers"], "attacks": ladder.summary()}
     if util is not None:
         summary["utility"] = util.to_dict()
     save_evaluation(bundle.run.path, **summary)
-    return {"summary": summary, "utility_figure": util_fig, "heatmap": marg["heatmap"], "mia": attack}
+    return {"summary": summary, "utility_figure": util_fig, "heatmap": marg["heatmap"], "attacks": ladder}
 
 
 # ----------------------------------------------------------------------------- the HTML reports
@@ -201,9 +226,13 @@ def run_numbers(bundle: RunBundle, evaluation: dict | None = None) -> dict[str, 
             nums[f"reference: mean {h['utility_metric']} (real → real)"] = float(h["reference"])
     if h["tvd_2way"] is not None:
         nums["2-way marginal TVD (mean)"] = float(h["tvd_2way"])
-    if h["mia_auc"] is not None:
-        nums["membership attack AUC"] = float(h["mia_auc"])
-        nums["empirical ε lower bound"] = float(ev["mia"].get("eps_lower_bound", float("nan")))
+    if h["attack"] is not None:
+        nums["best membership attack"] = h["attack"]
+        nums["membership attack AUC"] = float(h["attack_auc"])
+        nums["empirical ε lower bound"] = float(h["attack_eps_lower_bound"])
+        if h["attack_consistent"] is not None:
+            nums["consistent with the accountant's ε"] = "yes" if h["attack_consistent"] else \
+                "NO: the attack proves more than the accountant allows (a bug)"
     for k, v in sorted(run.config.params.items()):
         nums[f"param: {k}"] = v
     return nums
@@ -213,7 +242,7 @@ def run_report(run_dir, *, kind: str = "shareable", n_targets: int = 1000, seed:
                bundle: RunBundle | None = None) -> str:
     """A run's HTML export (`dpcore.release`): "shareable" holds only what ε covers and evaluates
     nothing; "private" evaluates the run (utility, marginals, attack) and holds everything."""
-    from dpcore import plots, release
+    from dpcore import figures, release
     from dpcore.errors import InvalidParameter
 
     if kind not in release.KINDS:
@@ -224,15 +253,15 @@ def run_report(run_dir, *, kind: str = "shareable", n_targets: int = 1000, seed:
     ev = evaluate_run(b, n_targets=n_targets, seed=seed)
     ledger = b.run.ledger()
     figs: list[tuple[str, Any]] = [("Training losses (raw, not covered by ε)",
-                                    plots.loss_curves_figure(b.run.metrics()))]
+                                    figures.loss_curves_figure(b.run.metrics()))]
     figs += [(f.layout.title.text, f) for f in samples_figures(b).values()]
     figs += [("Utility: train on synthetic, test on real", ev["utility_figure"]),
              ("2-way marginals", ev["heatmap"])]
     if b.private and len(ledger):
-        figs += [("Privacy budget by mechanism", plots.budget_share_figure(ledger, b.delta)),
-                 ("Accounting comparison", plots.composition_figure(ledger, b.delta))]
-    figs.append(("Membership inference", mia_figure([(b.run.name, ev["mia"], ledger if b.private else None)],
-                                                    b.delta)))
+        figs += [("Privacy budget by mechanism", figures.budget_share_figure(ledger, b.delta)),
+                 ("Accounting comparison", figures.composition_figure(ledger, b.delta))]
+    figs.append(("Membership inference", attack_figure([(b.run.name, ev["attacks"].results)],
+                                                       ledger if b.private else None, b.delta)))
     notes = [] if b.train.preprocessing_private else [
         "Preprocessing not covered by ε: some bounds/categories were read from the private data."]
     if not b.private:

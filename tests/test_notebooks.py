@@ -90,6 +90,9 @@ def venv_kernel(tmp_path, monkeypatch):
         "display_name": "Python 3 (test venv)", "language": "python"}))
     monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter"))
     monkeypatch.setenv("DPCORE_SMALL", "1")
+    # The notebooks import dpcore like any user (an installed package); the kernel is pointed at the
+    # working tree under test, so it never runs another checkout's installed copy.
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
     monkeypatch.setenv("OMP_NUM_THREADS", "2")  # torch in the kernel: two threads, like CI
     monkeypatch.setenv("PYDEVD_DISABLE_FILE_VALIDATION", "1")  # quiet debugger warning at start-up
     return "python3"

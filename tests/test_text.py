@@ -22,7 +22,7 @@ def test_md_leaves_no_markdown():
 
 def test_plotly_labels_from_data_are_escaped():
     from dpcore.data import dataset_from_frame
-    from dpcore.evaluate.marginals import one_way_figure, two_way_heatmap
+    from dpcore.figures.data import one_way_figure, two_way_heatmap
 
     col, cat = "<a href='http://127.0.0.1:9/c'>c</a>", "<span style='color:red'>v</span>"
     frame = pd.DataFrame({col: [cat, "b"] * 20, "y": [0, 1] * 20})

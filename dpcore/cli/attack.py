@@ -3,7 +3,8 @@
 Runs the attack ladder on a saved run (members = its training rows, non-members and reference
 rows = its held-out rows) and, with --canaries, the one-run canary audit of its training algorithm
 (which retrains the model once). Prints the attacks' AUC, TPR at low FPR and empirical ε lower
-bound next to the accountant's ε. These numbers are measured against real data: not covered by ε —
+bound next to the accountant's ε, and saves them (with the best attack) in the run's evaluation.json,
+where the Runs table and the private report read them. These numbers are measured against real data: not covered by ε —
 data owner only.
 """
 from __future__ import annotations
@@ -33,7 +34,6 @@ def run(args) -> int:
     from dpcore.cli import print_json
     from dpcore.errors import InvalidParameter, RunError, check_probability
     from dpcore.evaluate.attacks import parse_attacks
-    from dpcore.evaluate.attacks.report import audit_run, attack_run
 
     names = parse_attacks(args.attacks)
     check_probability("confidence", args.confidence)
@@ -43,7 +43,7 @@ def run(args) -> int:
         raise InvalidParameter(f"--canaries must be >= 4, got {args.canaries}")
     if not Path(args.run).is_dir():
         raise RunError(f"no run folder at {args.run}")
-    from dpcore.report import load_bundle
+    from dpcore.report import attack_run, audit_run, load_bundle
 
     t0 = time.perf_counter()
     bundle = load_bundle(args.run, seed=args.seed)

@@ -1,7 +1,7 @@
 """`python -m dpcore evaluate runs/NAME [--json] [--report FILE.html [--report-kind shareable|private]]`.
 
-Scores a saved run (utility on the real test split, 1-/2-way marginals, the Monte Carlo membership
-attack), writes the summary into the run's evaluation.json and prints it — these scores are not
+Scores a saved run (utility on the real test split, 1-/2-way marginals, the attack ladder: the best
+attack's AUC and ε lower bound, checked against the accountant's ε), writes the summary into the run's evaluation.json and prints it — these scores are not
 covered by ε, and the JSON says which outputs are. `--report` also writes a one-file HTML export:
 by default the shareable release (only what ε covers); `--report-kind private` the data owner's
 full report.
@@ -13,7 +13,7 @@ from pathlib import Path
 
 
 def register(sub) -> None:
-    p = sub.add_parser("evaluate", help="score a saved run: utility, marginals, membership attack")
+    p = sub.add_parser("evaluate", help="score a saved run: utility, marginals, membership attacks")
     p.add_argument("run", help="run folder (e.g. runs/NAME)")
     p.add_argument("--n-targets", type=int, default=1000,
                    help="members and non-members each used as attack targets (default 1000)")
@@ -36,9 +36,10 @@ def _summary(evaluation: dict) -> dict:
                           "reference": (util.get("reference") or {}).get("mean")}
     marg = evaluation.get("marginals", {})
     out["marginals"] = {"tvd_1way": marg.get("tvd_1way"), "tvd_2way": marg.get("tvd_2way")}
-    mia = evaluation.get("mia", {})
-    out["mia"] = {k: mia.get(k) for k in ("auc", "eps_lower_bound", "outlier_score", "outlier_rank")
-                  if k in mia}
+    ladder = evaluation.get("attacks", {})
+    out["attacks"] = {"best": ladder.get("best"), "skipped": ladder.get("skipped", {}),
+                      "attacks": [{k: a.get(k) for k in ("name", "auc", "epsilon_lower_bound", "consistent_with_epsilon")
+                                   if k in a} for a in ladder.get("attacks", [])]}
     return out
 
 
@@ -93,7 +94,11 @@ def run(args) -> int:
                                                  if isinstance(v, float)))
         print(f"marginal TVD: 1-way {out['marginals']['tvd_1way']:.3f}, "
               f"2-way {out['marginals']['tvd_2way']:.3f}")
-        print(f"membership attack AUC {out['mia'].get('auc', float('nan')):.3f}, "
-              f"empirical ε lower bound {out['mia'].get('eps_lower_bound', float('nan')):.2f}")
+        best = out["attacks"]["best"]
+        if best:
+            ok = best.get("consistent_with_epsilon")
+            print(f"best membership attack {best['name']}: AUC {best['auc']:.3f}, empirical ε lower bound "
+                  f"{best['epsilon_lower_bound']:.2f}"
+                  + ("" if ok is None else f", consistent with the accountant's ε: {'yes' if ok else 'NO'}"))
         print(f"{out['seconds']} s")
     return 0

@@ -8,7 +8,7 @@ calibrate — noise multipliers for a total (ε, δ) (and, for P3GM, the encoder
             count ñ instead of --n for q and the steps (docs/neighbouring-relation.md).
 account   — `--with-count` prepends the same record (off by default: it reproduces the papers'
             ledgers, which treat N as public).
-Defaults are the official P3GM MNIST configuration (papers.md §1) and the DP-VAE baseline (§2).
+Defaults are the official P3GM MNIST configuration (docs/references.md#p3gm) and the DP-VAE baseline (docs/references.md#dp-sgd).
 """
 from __future__ import annotations
 

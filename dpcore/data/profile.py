@@ -33,7 +33,7 @@ def text_profile(frame: pd.DataFrame) -> TextProfile | None:
     """The profile of a table whose every cell is text (what `parse_csv` returns), else None."""
     from dpcore.data.schema import NA_TOKENS
 
-    if frame.shape[1] == 0 or not all(pd.api.types.is_string_dtype(t) or t == object for t in frame.dtypes):
+    if frame.shape[1] == 0 or not all(pd.api.types.is_string_dtype(t) or t == object for t in frame.dtypes):  # noqa: E721 - dtype equality
         return None
     arr = frame.to_numpy(dtype=object)
     codes, uniques = pd.factorize(arr.ravel(order="F"), use_na_sentinel=False)

@@ -1,4 +1,4 @@
-"""f-DP trade-off bounds to draw next to membership-inference curves (papers.md §6).
+"""f-DP trade-off bounds to draw next to membership-inference curves (docs/references.md#f-dp-and-gdp).
 
 Why trade-off curves: an (ε, δ) pair is one line on the type-I/type-II plane, but a mechanism's
 guarantee is a whole curve. A user should see the attack's empirical curve lying *above* the bound;
@@ -101,7 +101,7 @@ def best_advantage(eps: float, delta: float = 0.0) -> float:
 def eps_from_errors(alpha, beta, delta: float = 0.0):
     """Empirical ε lower bound from one test: max{log((1 − δ − β)/α), log((1 − δ − α)/β)}, ≥ 0.
 
-    Inverts f_{ε,δ}: any (α, β) an attack reaches must lie on or above the curve (papers.md §5).
+    Inverts f_{ε,δ}: any (α, β) an attack reaches must lie on or above the curve (docs/references.md#monte-carlo-mia).
     """
     a = np.asarray(alpha, dtype=np.float64)
     b = np.asarray(beta, dtype=np.float64)
@@ -167,28 +167,3 @@ def bound_curves(ledger, delta: float, alpha: Sequence[float] | None = None,
     return curves
 
 
-def mia_tradeoff_figure(results: Sequence[tuple[str, object]],
-                        bounds: Sequence[tuple[str, np.ndarray, np.ndarray]] = ()):
-    """Type-II vs type-I error: attack curves (solid), bound curves (dashed), approximations (dotted,
-    labelled `APPROXIMATION`), random guessing.
-
-    results: (label, MIAResult) pairs; bounds: (label, α, β) triples (e.g. from `bound_curves`).
-    Points *below* a dashed bound would contradict the guarantee (up to sampling error); the
-    dotted approximation is no such guarantee.
-    """
-    import plotly.graph_objects as go
-
-    fig = go.Figure()
-    fig.add_trace(go.Scatter(x=[0, 1], y=[1, 0], mode="lines", name="random guess",
-                             line=dict(color="lightgrey", dash="dot")))
-    for label, a, b in bounds:
-        fig.add_trace(go.Scatter(x=np.asarray(a), y=np.asarray(b), mode="lines", name=label,
-                                 line=dict(dash="dot" if APPROXIMATION in label else "dash")))
-    for label, res in results:
-        fig.add_trace(go.Scatter(x=np.asarray(res.alpha), y=np.asarray(res.beta), mode="lines",
-                                 name=f"{label} (AUC {res.auc:.3f})", line=dict(shape="hv")))
-    fig.update_layout(xaxis_title="type-I error α (false positive rate)",
-                      yaxis_title="type-II error β (1 − true positive rate)",
-                      xaxis=dict(range=[0, 1]), yaxis=dict(range=[0, 1], scaleanchor="x"),
-                      title="Membership inference trade-off", legend=dict(x=1.02, y=1))
-    return fig

@@ -1,15 +1,14 @@
-"""Latent views: real codes in 2-D, the mixture-of-Gaussians prior drawn on top, synthetic codes overlaid.
+"""Latent views (numbers): the 2-D projection of codes and the prior's components as ellipses.
 
 Why: P3GM's whole idea is a MoG prior fitted (with DP-EM) to the PCA codes; a teacher wants to show
 whether the components sit where the data is. PCA is linear, so a component N(μ, Σ) projects exactly
 to N(Wᵀ(μ − m), WᵀΣW) and can be drawn as an ellipse; UMAP is not, so only component means are
-shown (transformed like any other point). UMAP is imported lazily (a cold import takes ~36 s).
+shown (transformed like any other point). The figure is `dpcore.figures.latent.latent_figure`.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from dpcore.errors import InvalidParameter
 
 MAX_POINTS = 5000
 
@@ -25,7 +24,7 @@ def pca_projection(codes: np.ndarray):
     return mean, vt[:2].T
 
 
-def _covariances(prior: dict, d: int) -> np.ndarray:
+def prior_covariances(prior: dict, d: int) -> np.ndarray:
     if "covariances" in prior and prior["covariances"] is not None:
         cov = np.asarray(prior["covariances"], dtype=np.float64)
         if cov.ndim == 2:  # (K, d) given under the other name: diagonal variances
@@ -45,78 +44,7 @@ def ellipse_points(mean2: np.ndarray, cov2: np.ndarray, n_std: float = 2.0, n: i
     return mean2 + n_std * circle * np.sqrt(np.maximum(vals, 0)) @ vecs.T
 
 
-def _subsample(n: int, rng) -> np.ndarray:
+def subsample_index(n: int, rng) -> np.ndarray:
     return np.sort(rng.choice(n, MAX_POINTS, replace=False)) if n > MAX_POINTS else np.arange(n)
 
 
-def latent_figure(codes: np.ndarray, labels: np.ndarray | None = None, prior: dict | None = None,
-                  synthetic_codes: np.ndarray | None = None, method: str = "pca", label_names=None,
-                  seed: int = 0):
-    """Real latent codes projected to 2-D (coloured by label), the prior's components, synthetic codes.
-
-    prior: {"weights": (K,), "means": (K, d), "variances": (K, d) diagonal} (or "covariances":
-    (K, d, d)); components are drawn as 2-sigma ellipses (PCA) or mean markers (UMAP), marker size
-    by weight. At most 5 000 points per set are drawn (seeded subsample).
-    """
-    import plotly.graph_objects as go
-
-    if method not in ("pca", "umap"):
-        raise InvalidParameter(f"method must be 'pca' or 'umap', got {method!r}")
-    codes = np.asarray(codes, dtype=np.float64)
-    if codes.ndim != 2 or codes.shape[0] < 2:
-        raise InvalidParameter("codes must be a 2-D array with at least two rows")
-    rng = np.random.default_rng(seed)
-    keep = _subsample(codes.shape[0], rng)
-    x = codes[keep]
-    lab = None if labels is None else np.asarray(labels)[keep]
-    syn = None
-    if synthetic_codes is not None:
-        s = np.asarray(synthetic_codes, dtype=np.float64)
-        syn = s[_subsample(s.shape[0], rng)]
-    means = None if prior is None else np.asarray(prior["means"], dtype=np.float64)
-
-    if method == "pca":
-        m, w = pca_projection(codes)
-        proj = lambda a: (a - m) @ w  # noqa: E731
-        axes = ("PC 1", "PC 2")
-    else:
-        import umap  # noqa: PLC0415 (lazy: slow cold import)
-
-        reducer = umap.UMAP(n_components=2, random_state=seed).fit(x)
-        proj = reducer.transform
-        axes = ("UMAP 1", "UMAP 2")
-    xy = reducer.embedding_ if method == "umap" else proj(x)
-
-    fig = go.Figure()
-    if lab is None:
-        fig.add_trace(go.Scattergl(x=xy[:, 0], y=xy[:, 1], mode="markers", name="real",
-                                   marker=dict(size=4, opacity=0.5)))
-    else:
-        for c in np.unique(lab):
-            sel = lab == c
-            from dpcore.text import html_text
-
-            name = html_text(label_names[c] if label_names is not None else c)
-            fig.add_trace(go.Scattergl(x=xy[sel, 0], y=xy[sel, 1], mode="markers", name=f"real {name}",
-                                       marker=dict(size=4, opacity=0.5)))
-    if syn is not None:
-        sxy = proj(syn)
-        fig.add_trace(go.Scattergl(x=sxy[:, 0], y=sxy[:, 1], mode="markers", name="synthetic",
-                                   marker=dict(size=5, symbol="x", color="black", opacity=0.4)))
-    if means is not None:
-        weights = np.asarray(prior.get("weights", np.full(len(means), 1 / len(means))), dtype=np.float64)
-        mxy = proj(means)
-        if method == "pca":
-            covs = _covariances(prior, codes.shape[1])
-            for k in range(len(means)):
-                pts = ellipse_points(mxy[k], w.T @ covs[k] @ w)
-                fig.add_trace(go.Scatter(x=pts[:, 0], y=pts[:, 1], mode="lines", showlegend=k == 0,
-                                         legendgroup="prior", name="prior components (2σ)",
-                                         line=dict(color="crimson", width=1 + 4 * weights[k])))
-        fig.add_trace(go.Scatter(x=mxy[:, 0], y=mxy[:, 1], mode="markers", name="component means",
-                                 text=[f"weight {v:.3f}" for v in weights],
-                                 marker=dict(symbol="diamond", color="crimson",
-                                             size=8 + 20 * weights / max(weights.max(), 1e-12),
-                                             line=dict(color="white", width=1))))
-    fig.update_layout(title=f"Latent space ({method.upper()})", xaxis_title=axes[0], yaxis_title=axes[1])
-    return fig

@@ -1,4 +1,4 @@
-"""Monte Carlo membership inference against a generator's samples (Hilprecht et al. 2019; papers.md §5).
+"""Monte Carlo membership inference against a generator's samples (Hilprecht et al. 2019; docs/references.md#monte-carlo-mia).
 
 Why this attack: it needs only released samples, which is exactly what a DP generative model
 publishes. A target whose neighbourhood holds many synthetic samples was probably trained on.
@@ -168,8 +168,8 @@ def empirical_eps(mem: np.ndarray, non: np.ndarray, delta: float = 0.0, confiden
     lb = np.atleast_1d(eps_from_errors(a_hi, b_hi, delta))
     pe = np.atleast_1d(eps_from_errors(fp / n0, fn / n1, delta))
     pts = [{"threshold": float(t), "alpha": float(f / n0), "beta": float(m / n1),
-            "alpha_upper": float(ah), "beta_upper": float(bh), "eps_lower": float(l), "eps_point": float(p)}
-           for t, f, m, ah, bh, l, p in zip(thr, fp, fn, a_hi, b_hi, lb, pe)]
+            "alpha_upper": float(ah), "beta_upper": float(bh), "eps_lower": float(lo), "eps_point": float(p)}
+           for t, f, m, ah, bh, lo, p in zip(thr, fp, fn, a_hi, b_hi, lb, pe)]
     return pts, float(lb.max()), float(pe.max())
 
 

@@ -5,7 +5,7 @@ Why this protocol: a synthetic set is useful when models fitted to it work on re
 data: logistic regression, gradient boosting (HistGradientBoosting for speed), AdaBoost and a random
 forest; AUROC, AUPRC and accuracy per classifier and their mean (multi-class: macro one-vs-rest).
 Images: a small torch MLP (or CNN) early-stopped on a held-out part of the *synthetic* set (the
-official P3GM code early-stopped on the test set, papers.md §1 defect 6), scored by accuracy.
+official P3GM code early-stopped on the test set, docs/references.md#p3gm-code-defects, 6), scored by accuracy.
 """
 from __future__ import annotations
 
@@ -266,31 +266,3 @@ def utility_scores(synthetic: Dataset, test: Dataset, real_train: Dataset | None
                          n_train=synthetic.n, n_test=test.n, seconds=time.perf_counter() - t0)
 
 
-def utility_table_figure(result: UtilityResult):
-    """A table: one row per classifier plus the mean; per metric, trained on synthetic vs on real."""
-    import plotly.graph_objects as go
-
-    names = list(result.rows) + ["mean"]
-    header = ["classifier"]
-    cols: list[list] = [names]
-    for m in result.metrics:
-        header.append(f"{m} (synthetic → real)")
-        cols.append([_fmt(result.rows[n][m]) for n in result.rows] + [_fmt(result.mean[m])])
-        if result.reference is not None:
-            ref = result.reference
-            header.append(f"{m} (real → real)")
-            cols.append([_fmt(ref["classifiers"].get(n, {}).get(m, float("nan"))) for n in result.rows]
-                        + [_fmt(ref["mean"][m])])
-    fig = go.Figure(go.Table(header=dict(values=header, align="left"),
-                             cells=dict(values=cols, align="left")))
-    title = "Utility: train on synthetic, test on real"
-    if result.notes:
-        from dpcore.text import html_text
-
-        title += "<br><sub>" + html_text("; ".join(result.notes)) + "</sub>"
-    fig.update_layout(title=title, margin=dict(l=10, r=10, t=60, b=10))
-    return fig
-
-
-def _fmt(v: float) -> str:
-    return "n/a" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.3f}"

@@ -2,7 +2,7 @@
 
 Public facade over `dpcore.privacy.accountants`:
 - `rdp`, `epsilon`, `epsilon_and_order`, `classic_epsilon`: RDP composition of every record with the
-  tight RDP→DP conversion (the reference number; papers.md §1);
+  tight RDP→DP conversion (the reference number; docs/references.md#tight-conversion);
 - `baseline_epsilon`: the P3GM paper's sequential composition (for comparison only);
 - `pld_epsilon`, `pld_delta`, `pld_delta_curve`: dp-accounting's PLD accountant (δ(ε) curve for the f-DP envelope);
 - `selection_rdp`, `expected_trials`: private selection of the best of K runs (Papernot &

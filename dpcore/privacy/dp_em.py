@@ -4,7 +4,7 @@ Codes are clipped to the ball of radius r (`code_radius`, default 1: DPPCA codes
 clip_norm, 1 by default, because DPPCA clips the centred rows before projecting onto orthonormal
 components). The encoder MUST emit codes clipped the same way — with DPPCA.transform and
 code_radius = DPPCA.clip_norm this holds automatically, else use `DPEM.clip` — otherwise the MoG
-prior is fitted on other data than the codes the VAE sees (defect 5, papers.md §1).
+prior is fitted on other data than the codes the VAE sees (defect 5, docs/references.md#p3gm-code-defects).
 
 Each iteration: an E-step on public parameters (no privacy cost: responsibilities of row i depend
 only on row i and released parameters), then 2K+1 Gaussian mechanisms, all with noise multiplier σ_e

@@ -1,6 +1,6 @@
 """Gaussian DP-PCA (P3GM step 1): the top principal subspace of clipped rows, privately.
 
-Pipeline (papers.md §1, with defects 1 and 2 of the official code fixed):
+Pipeline (docs/references.md#p3gm, with defects 1 and 2 of the official code fixed):
 1. Centre. "noisy": rows are clipped to L2 norm R (`mean_clip_norm`, default c), their sum released
    with the Gaussian mechanism and divided by ñ → `mean_` (record "dp-pca-mean"); "public": a user-declared
    centre (e.g. 0.5 for pixels), no privacy cost; "none": no centring (uncentred second moment).

@@ -1,5 +1,5 @@
 """The GS-WGAN gradient sanitiser: clip each generated sample's gradient, add Gaussian noise, and
-only then let it into the generator (Chen et al. 2020; papers.md §4).
+only then let it into the generator (Chen et al. 2020; docs/references.md#gs-wgan).
 
 Why a module of its own: it is the ONLY place where private data (through the discriminators)
 reaches the released generator, so it is the mechanism the ledger describes and the thing the
@@ -35,7 +35,7 @@ and those in A) lies in the C-ball, diameter Δ = 2C.
 So one query = one "subsampled_gaussian" record step with noise_multiplier σ/2, sampling_rate
 1/ndis, sensitivity 2C; a step of batch B adds B steps (T·B in total), composed by RDP. Routing
 each row independently (instead of one discriminator per step, as the official code does while
-accounting per row) is what makes this per-query amplification valid (papers.md §4's caveat).
+accounting per row) is what makes this per-query amplification valid (docs/references.md#gs-wgan, the caveat).
 """
 from __future__ import annotations
 

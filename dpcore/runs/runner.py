@@ -149,7 +149,7 @@ def _train_locked(run, cfg, model, train, callback, stop, on_created) -> Run:
         try:
             flush()
             run.save_ledger(model.privacy_ledger(), cfg.params.get("delta", 0.0), model.private)
-        except Exception:
+        except Exception:  # noqa: BLE001 - best effort: the run is failing already
             pass
         try:
             run.set_status("failed", finished=now_iso(), seconds=round(time.time() - t0, 3),

@@ -343,7 +343,7 @@ def list_runs(root) -> list[RunSummary]:
         if p.is_dir() and not p.is_symlink() and (p / "config.json").is_file():
             try:
                 out.append(Run(p).summary())
-            except Exception:  # a half-deleted or foreign folder must not break the list
+            except Exception:  # noqa: BLE001 - a half-deleted or foreign folder must not break the list
                 continue
     return sorted(out, key=lambda s: s.created or "", reverse=True)
 
@@ -351,5 +351,5 @@ def list_runs(root) -> list[RunSummary]:
 
 
 # Creating, finishing, deleting and renaming run folders (re-exported: one import place).
-from dpcore.runs.folders import (begin_run, check_replaceable, check_run_name, create_run,  # noqa: E402
+from dpcore.runs.folders import (begin_run, check_replaceable, check_run_name, create_run,  # noqa: E402, F401
                                  delete_run, finish_run, rename_run)

@@ -56,7 +56,7 @@ def forget_upload(root, csv: str | os.PathLike) -> bool:
             continue
         try:
             other = Run(p).config.data.csv
-        except Exception:  # an unreadable run might use it: keep the file
+        except Exception:  # noqa: BLE001 - an unreadable run might use it: keep the file
             return False
         if other and Path(other) == Path(csv):
             return False

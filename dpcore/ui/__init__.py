@@ -16,7 +16,7 @@ Pages use `from dpcore import ui` and the names below; each lives in the module 
 Only this package imports Streamlit; torch and the models load inside the helpers that need them,
 so the first page paints quickly.
 """
-from dpcore.ui.cache import (attack_estimate_seconds, attacks, bundle, canary_audit, key, latent, marginals, mia, one_way, report_html, run_mtime, samples,
+from dpcore.ui.cache import (attack_estimate_seconds, attacks, bundle, canary_audit, key, latent, marginals, one_way, report_html, run_mtime, samples,
                              synthetic_csv, utility)
 from dpcore.ui.coverage import lvae_guarantee, what_eps_covers
 from dpcore.ui.data import (DEFAULT_DATASET, data_choice, data_config_fields, data_label, default_data_choice,
@@ -26,7 +26,7 @@ from dpcore.ui.forms import (DEFAULT_MODEL, EPSILON_CHOICES, MODEL_BLURBS, calib
                              remembered_params)
 from dpcore.ui.live import (POLL_SECONDS, LiveRun, live_run, set_live_run, set_sweep_state, sidebar_status,
                             sweep_state)
-from dpcore.ui.nav import (EPSILON_EXPLAINER, ensure_navigation, fmt_eps, fmt_seconds, guard, runs_root,
+from dpcore.ui.nav import (EPSILON_EXPLAINER, fmt_eps, fmt_seconds, guard, runs_root,
                            upload_limit_bytes)
 from dpcore.ui.picker import choose_runs, headline_missing, list_runs, model_runs, run_picker, utility_points
 
@@ -34,8 +34,8 @@ __all__ = [
     "DEFAULT_DATASET", "DEFAULT_MODEL", "EPSILON_CHOICES", "EPSILON_EXPLAINER", "MODEL_BLURBS", "POLL_SECONDS",
     "LiveRun", "attack_estimate_seconds", "attacks", "bundle", "canary_audit", "calibration_preview", "choose_runs", "coerce_param", "config_fields", "config_widget",
     "data_choice", "data_config_fields", "data_label", "default_data_choice", "default_delta",
-    "ensure_navigation", "fmt_eps", "fmt_seconds", "guard", "headline_missing", "key", "latent", "list_runs",
-    "live_run", "load_data", "marginals", "mia", "model_info", "model_runs", "one_way", "parse_table", "parse_upload",
+    "fmt_eps", "fmt_seconds", "guard", "headline_missing", "key", "latent", "list_runs",
+    "live_run", "load_data", "marginals", "model_info", "model_runs", "one_way", "parse_table", "parse_upload",
     "remember_params", "remembered_params", "report_html", "run_mtime", "run_picker", "runs_root", "samples",
     "save_upload", "set_data_choice", "set_live_run", "set_sweep_state", "sidebar_status", "sweep_state",
     "synthetic_csv", "upload_limit_bytes", "utility", "utility_points", "lvae_guarantee", "what_eps_covers",

@@ -60,13 +60,13 @@ def marginals(name: str, mtime: float) -> dict:
 
     b = _bundle(name, mtime)
     out = report.marginals(b)
-    report.save_evaluation(b.run.path, marginals={"tvd_1way": out["tvd_1way"], "tvd_2way": out["tvd_2way"]})
+    report.save_evaluation(b.run.path, marginals=out["numbers"])
     return out
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
 def one_way(name: str, mtime: float, column: str):
-    from dpcore.evaluate import one_way_figure
+    from dpcore.figures import one_way_figure
 
     b = _bundle(name, mtime)
     return one_way_figure(b.train, b.synthetic, column)
@@ -84,17 +84,6 @@ def latent(name: str, mtime: float, method: str):
     from dpcore import report
 
     return report.latent(_bundle(name, mtime), method=method)
-
-
-@st.cache_data(max_entries=32, show_spinner="Running the membership-inference attack…")
-def mia(name: str, mtime: float):
-    """The attack's MIAResult — its summary is saved to the run's evaluation.json."""
-    from dpcore import report
-
-    b = _bundle(name, mtime)
-    res = report.mia(b)
-    report.save_evaluation(b.run.path, mia={k: v for k, v in res.to_dict().items() if k != "curve"})
-    return res
 
 
 @st.cache_data(max_entries=16, show_spinner="Building the report…")
@@ -130,12 +119,13 @@ def attack_estimate_seconds(name: str, attacks: tuple[str, ...]) -> float:
 
 @st.cache_data(max_entries=16, show_spinner=False)
 def attacks(name: str, mtime: float, names: tuple[str, ...]):
-    """(results, skipped, exposed) of the attack ladder on run `name` — cached per run and attacks.
+    """(results, skipped, exposed) of the attack ladder on run `name` — cached per run and attacks; the
+    numbers (with the best attack) are saved to the run's evaluation.json for the runs table.
 
     exposed: the 8 targets the best attack is surest about, with their nearest synthetic rows."""
     import numpy as np
 
-    from dpcore.evaluate.attacks import best, run_attacks
+    from dpcore import report
 
     b = _bundle(name, mtime)
     bar = st.progress(0.0, text="Starting the attacks…")
@@ -143,10 +133,11 @@ def attacks(name: str, mtime: float, names: tuple[str, ...]):
     def progress(attack, i, total):
         bar.progress(i / max(1, total), text=f"Attack {i + 1} of {total}: {attack}…")
 
-    results, skipped, targets, view = run_attacks(b.synthetic, b.train, b.test, b.model, list(names),
-                                                  delta=b.delta if b.private else 0.0, progress=progress)
+    scores = report.attacks(b, list(names), progress=progress)
     bar.empty()
-    top = best(results)
+    report.save_evaluation(b.run.path, attacks=scores.summary())
+    results, skipped, targets, view = scores.results, scores.skipped, scores.targets, scores.view
+    top = scores.best
     exposed = None
     if top is not None:
         scores = np.concatenate([top.member_scores, top.non_member_scores])
@@ -163,6 +154,6 @@ def attacks(name: str, mtime: float, names: tuple[str, ...]):
 
 @st.cache_data(max_entries=8, show_spinner=False)
 def canary_audit(name: str, mtime: float, canaries: int) -> dict:
-    from dpcore.evaluate.attacks.report import audit_run
+    from dpcore.report import audit_run
 
     return audit_run(_bundle(name, mtime), canaries)

@@ -1,6 +1,6 @@
-"""What every page needs first: the navigation guard, error display, paths and limits, ε for people.
+"""What every page needs: error display, paths and limits, ε for people.
 
-Why here: each page starts with `ensure_navigation()`, runs inside `guard()` (app.py) and formats
+Why here: each page runs inside `guard()` (app.py) and formats
 ε the same way; the runs root and the upload limit are read from one place so the pages, the run
 store and the data layer agree on them.
 """
@@ -15,23 +15,6 @@ from pathlib import Path
 import streamlit as st
 
 log = logging.getLogger("dpcore.ui")
-
-
-# ----------------------------------------------------------------------------- navigation
-def ensure_navigation() -> None:
-    """Make a deep link (/train) on a fresh server go through app.py's st.navigation.
-
-    Streamlit treats an app with a `pages/` folder as a legacy multipage app until some session
-    has called st.navigation; until then /train would run pages/train.py alone, with file names in
-    the sidebar. Each page calls this first: it switches the process to st.navigation and reruns.
-    """
-    try:
-        from streamlit.runtime.pages_manager import PagesManager
-    except ImportError:  # a future Streamlit without the legacy mode
-        return
-    if PagesManager.uses_pages_directory:
-        PagesManager.uses_pages_directory = False
-        st.rerun()
 
 
 # ----------------------------------------------------------------------------- paths and limits

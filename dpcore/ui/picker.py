@@ -59,7 +59,7 @@ def choose_runs(page: str, *, compare: bool = False) -> tuple[dict, str, str | N
     runs = model_runs()
     if not runs:
         st.info("No finished runs yet. Train one on the **Train** page.", icon=":material/info:")
-        st.page_link("pages/train.py", label="Go to Train", icon=":material/model_training:")
+        st.page_link("app_pages/train.py", label="Go to Train", icon=":material/model_training:")
         st.stop()
     second = None
     if compare:
@@ -79,7 +79,7 @@ def headline_missing(path) -> bool:
     from dpcore.report import headline, load_evaluation
 
     h = headline(load_evaluation(path))
-    return h["mia_auc"] is None or (h["utility"] is None and h["utility_metric"] is None)
+    return h["attack"] is None or (h["utility"] is None and h["utility_metric"] is None)
 
 
 def utility_points() -> list[dict]:

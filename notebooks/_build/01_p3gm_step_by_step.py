@@ -20,14 +20,6 @@
 
 # %%
 import os
-import sys
-from pathlib import Path
-
-try:  # use an installed dpcore; else the repository this notebook lives in
-    import dpcore  # noqa: F401
-except ImportError:
-    root = next(p for p in (Path.cwd(), *Path.cwd().parents) if (p / "dpcore" / "__init__.py").is_file())
-    sys.path.insert(0, str(root))
 
 import numpy as np
 import pandas as pd
@@ -50,7 +42,7 @@ torch.manual_seed(0)
 
 # %%
 from dpcore.data import Dataset, load_split
-from dpcore.evaluate import image_grid_figure
+from dpcore.figures import image_grid_figure
 
 train, test = load_split("digits", seed=0)
 X = train.features  # (n, 64) pixels in [0, 1]
@@ -150,7 +142,7 @@ pd.DataFrame([r.to_dict() for r in ledger])
 # ellipse holding about 95 % of its mass: first plain EM, then DP-EM with the calibrated σ_e.
 
 # %%
-from dpcore.evaluate import latent_figure
+from dpcore.figures import latent_figure
 from dpcore.privacy.dp_em import DPEM
 
 plain_em = DPEM(n_components=COMPONENTS, n_iter=EM_ITERS, noise_multiplier=None).fit(codes, None, rng=2)
@@ -182,7 +174,7 @@ print("DP-EM weights:", np.round(em.weights_, 3))
 # that its brightest pixel is 1.)
 
 # %%
-from dpcore.plots import loss_curves_figure
+from dpcore.figures import loss_curves_figure
 
 gen = torch.Generator().manual_seed(0)
 encoder_logvar = nn.Sequential(nn.Linear(64, HIDDEN), nn.ReLU(), nn.Linear(HIDDEN, PCA_DIM))
@@ -281,7 +273,7 @@ image_grid_figure(samples, n=48, ncols=12).show()
 # phase's share of the budget; the total should match the budget we asked for.
 
 # %%
-from dpcore.plots import budget_share_figure
+from dpcore.figures import budget_share_figure
 
 print(f"asked for ε = {EPSILON}, the accountant says ε = {accountant.epsilon(ledger, DELTA):.3f}")
 print("the ledger holds exactly the releases the calibration planned:", list(ledger) == list(cal.ledger))

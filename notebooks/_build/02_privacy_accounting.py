@@ -16,14 +16,6 @@
 
 # %%
 import os
-import sys
-from pathlib import Path
-
-try:  # use an installed dpcore; else the repository this notebook lives in
-    import dpcore  # noqa: F401
-except ImportError:
-    root = next(p for p in (Path.cwd(), *Path.cwd().parents) if (p / "dpcore" / "__init__.py").is_file())
-    sys.path.insert(0, str(root))
 
 import numpy as np
 import pandas as pd
@@ -88,7 +80,7 @@ pd.DataFrame([{"σ": s, "ε (one release)": accountant.epsilon(one_release(s), D
 # (dp-accounting); the star is the (ε, δ) we report.
 
 # %%
-from dpcore.plots import pld_figure
+from dpcore.figures import pld_figure
 
 pld_figure(one_release(2.0), DELTA).show()
 
@@ -158,7 +150,7 @@ pd.DataFrame([{"encoder share": s, "σ_p (PCA)": c.pca_sigma, "σ_e (EM)": c.em_
 # final ε is attained.
 
 # %%
-from dpcore.plots import budget_share_figure
+from dpcore.figures import budget_share_figure
 
 budget_share_figure(cals[0.3].ledger, DELTA).show()
 
@@ -174,7 +166,8 @@ budget_share_figure(cals[0.3].ledger, DELTA).show()
 # as in the official code). The paper reports about 1.0 with RDP and about 2.2 for the baseline.
 
 # %%
-from dpcore.plots import composition_figure, composition_table
+from dpcore.figures import composition_figure
+from dpcore.privacy.budget import composition_table
 
 official = accountant.p3gm_ledger(N, BATCH, EPOCHS, pca_sigma=5.0, em_sigma=100.0, em_iters=T,
                                   components=K, sgd_sigma=1.4, center="none")

@@ -14,16 +14,7 @@
 
 # %%
 import os
-import sys
-from pathlib import Path
 
-try:  # use an installed dpcore; else the repository this notebook lives in
-    import dpcore  # noqa: F401
-except ImportError:
-    root = next(p for p in (Path.cwd(), *Path.cwd().parents) if (p / "dpcore" / "__init__.py").is_file())
-    sys.path.insert(0, str(root))
-
-import math
 
 import numpy as np
 import pandas as pd
@@ -44,7 +35,7 @@ pio.renderers.default = "json" if SMALL else "plotly_mimetype+notebook"
 
 # %%
 from dpcore.data import load_split
-from dpcore.evaluate import image_grid_figure
+from dpcore.figures import image_grid_figure
 
 train, test = load_split("digits", seed=0, outlier=True)
 print(f"{train.n} members (training rows, the outlier is row {train.outlier_index}), {test.n} non-members")
@@ -95,7 +86,8 @@ for name, syn in synthetic.items():
 # from its ledger (the PLD envelope: the tightest curve its (ε, δ(ε)) profile implies).
 
 # %%
-from dpcore.evaluate import bound_curves, mia_tradeoff_figure, monte_carlo_mia
+from dpcore.evaluate import bound_curves, monte_carlo_mia
+from dpcore.figures import mia_tradeoff_figure
 
 attacks = {name: monte_carlo_mia(syn, train, test, n_targets=test.n, features="raw", seed=0,
                                  delta=DELTA if models[name].private else 0.0)
@@ -131,7 +123,7 @@ pd.DataFrame([{"model": name, "ε (accountant)": fits[name].epsilon, "attack AUC
 
 # %%
 from dpcore.data import Dataset
-from dpcore.plots import mia_scores_figure
+from dpcore.figures import mia_scores_figure
 
 outlier_row = train.subset([train.outlier_index])
 outlier = outlier_row.features[0]
@@ -177,7 +169,7 @@ mia_scores_figure(attacks["VAE (ε = ∞)"], title="VAE (ε = ∞): attack score
 
 # %%
 from dpcore.evaluate import utility_scores
-from dpcore.plots import privacy_utility_figure
+from dpcore.figures import privacy_utility_figure
 
 real = utility_scores(train, test, seed=0).mean["accuracy"]  # the same classifier trained on real data
 results = []

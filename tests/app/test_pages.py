@@ -21,22 +21,6 @@ TIMEOUT = 120
 TINY = {"epochs": 1, "hidden": 32, "warmup_steps": 10, "pca_dim": 10, "batch_size": 200}
 
 
-@pytest.fixture(autouse=True)
-def _navigation_only(monkeypatch):
-    """AppTest resets Streamlit's legacy "pages/ folder" flag before every run, so from the second
-    run on it would execute a page file alone, without app.py (and a page's first-run guard would
-    rerun, dropping a button click). Keep st.navigation in charge, as it is in the real server."""
-    from streamlit.runtime.pages_manager import PagesManager
-
-    original = PagesManager.__init__
-
-    def init(self, *args, **kwargs):
-        original(self, *args, **kwargs)
-        PagesManager.uses_pages_directory = False
-
-    monkeypatch.setattr(PagesManager, "__init__", init)
-
-
 @pytest.fixture(scope="module")
 def runs_dir(tmp_path_factory):
     import os
@@ -105,6 +89,16 @@ def test_server_config_binds_localhost_and_limits_uploads():
     assert cfg["server"]["maxUploadSize"] * 1024 * 1024 == DEFAULT_MAX_BYTES
 
 
+def test_pages_are_reached_only_through_st_navigation():
+    """No `pages/` folder next to app.py (Streamlit would run it as a legacy multipage app, with a
+    deep link executing a page without app.py), and every st.Page in app.py names a file that exists."""
+    import re
+
+    assert not (ROOT / "pages").exists()
+    listed = re.findall(r'st\.Page\("([^"]+)"', (ROOT / "app.py").read_text())
+    assert listed and all((ROOT / p).is_file() for p in listed), listed
+
+
 # ----------------------------------------------------------------------------- Data
 def test_data_page_fresh_session(runs_dir):
     at = _app()
@@ -169,7 +163,7 @@ def test_data_page_csv_with_dp_bounds(runs_dir):
 
 # ----------------------------------------------------------------------------- Train
 def test_train_page_preview_follows_the_budget(runs_dir):
-    at = _app("pages/train.py")
+    at = _app("app_pages/train.py")
     sigma_1 = float(_metric(at, "σ_s  (DP-SGD)"))
     eps_1 = float(_metric(at, "ε by the accountant"))
     assert "Budget share by mechanism" in " ".join(_titles(at))
@@ -205,12 +199,12 @@ def _wait(at, timeout=90):
 def test_train_page_runs_a_tiny_model_live(runs_dir):
     from dpcore.runs import Run
 
-    at = _app("pages/train.py")
+    at = _app("app_pages/train.py")
     _tiny(at)
     at.button(key="train.start").click().run()
     assert not at.exception
     assert at.session_state["dpcore.live"] is not None
-    other = _app("pages/train.py")  # another browser session sees no live run
+    other = _app("app_pages/train.py")  # another browser session sees no live run
     assert "dpcore.live" not in other.session_state
     live = _wait(at)
     assert live.status == "done", live.handle.error
@@ -228,7 +222,7 @@ def test_train_page_runs_a_tiny_model_live(runs_dir):
 def test_train_page_stop_keeps_a_usable_model(runs_dir):
     from dpcore.runs import Run
 
-    at = _app("pages/train.py")
+    at = _app("app_pages/train.py")
     _tiny(at)
     at.number_input(key="train.p3gm.adv.warmup_steps").set_value(20_000).run()  # long enough to stop
     at.button(key="train.start").click().run()
@@ -253,7 +247,7 @@ def test_train_page_shows_a_failed_run(runs_dir, monkeypatch):
         raise RuntimeError("boom in fit")
 
     monkeypatch.setattr(P3GM, "fit", boom)
-    at = _app("pages/train.py")
+    at = _app("app_pages/train.py")
     _tiny(at)
     at.button(key="train.start").click().run()
     live = _wait(at)
@@ -262,14 +256,14 @@ def test_train_page_shows_a_failed_run(runs_dir, monkeypatch):
     from dpcore.runs import Run
 
     assert Run.load(runs_dir / live.run_name).status()["status"] == "failed"
-    at.switch_page("pages/data.py").run()  # the app keeps working
+    at.switch_page("app_pages/data.py").run()  # the app keeps working
     assert not at.exception
 
 
 # ----------------------------------------------------------------------------- Compare / Privacy / Runs
 def test_compare_page_without_runs(tmp_path, monkeypatch):
     monkeypatch.setenv("DPCORE_RUNS_DIR", str(tmp_path))
-    at = _app("pages/compare.py")
+    at = _app("app_pages/compare.py")
     assert any("No finished runs" in i.value for i in at.info)
 
 
@@ -281,7 +275,7 @@ def test_compare_page_with_runs(finished, monkeypatch):
         original = getattr(report, fn)
         monkeypatch.setattr(report, fn, lambda *a, _f=original, _n=fn, **k: calls.append(_n) or _f(*a, **k))
     p3gm, pgm = finished
-    at = _app("pages/compare.py")
+    at = _app("app_pages/compare.py")
     at.selectbox(key="compare.run").set_value(p3gm.name).run()
     assert not at.exception
     titles = " | ".join(_titles(at))
@@ -293,14 +287,14 @@ def test_compare_page_with_runs(finished, monkeypatch):
     assert not at.exception
     assert sum("Utility" in t for t in _titles(at)) == 2
     assert sorted(calls) == sorted(["utility", "marginals", "latent", "samples_figures"] * 2)
-    at.switch_page("pages/data.py").run()
-    at.switch_page("pages/compare.py").run()  # re-opening is served from the cache
+    at.switch_page("app_pages/data.py").run()
+    at.switch_page("app_pages/compare.py").run()  # re-opening is served from the cache
     assert not at.exception and len(calls) == 8
 
 
 def test_privacy_page(finished):
     p3gm, pgm = finished
-    at = _app("pages/privacy.py")
+    at = _app("app_pages/privacy.py")
     at.selectbox(key="privacy.run").set_value(p3gm.name).run()
     assert not at.exception
     assert _metric(at, "ε (accountant)") == f"{p3gm.epsilon:.3f}"
@@ -331,7 +325,7 @@ def test_privacy_page_lvae_releases_have_infinite_epsilon(runs_dir):
 
     run = train_run(RunConfig(model="lvae", params={"epochs": 1, "hidden": 16, "batch_size": 256},
                               data={"dataset": "digits", "test_size": 0.2}), runs_dir)
-    at = _app("pages/privacy.py")
+    at = _app("app_pages/privacy.py")
     at.selectbox(key="privacy.run").set_value(run.name).run()
     assert not at.exception
     assert _metric(at, "ε") == "∞"
@@ -346,7 +340,7 @@ def test_runs_page_manage_and_report(finished, runs_dir):
 
     extra = train_run(RunConfig(model="pgm", params={**TINY, "seed": 3},
                                 data={"dataset": "digits", "test_size": 0.2}), runs_dir)
-    at = _app("pages/runs.py")
+    at = _app("app_pages/runs.py")
     frame = at.dataframe[0].value
     assert {finished[0].name, extra.name} <= set(frame["run"])
     assert math.isinf(frame.set_index("run").loc[finished[1].name, "ε"])
@@ -362,6 +356,13 @@ def test_runs_page_manage_and_report(finished, runs_dir):
     at.button(key="runs.export.private").click().run()
     name, kind, html = at.session_state["runs.report"]
     assert kind == "private" and "Membership inference" in html and "PRIVATE" in html
+    assert "best membership attack" in html and "consistent with the accountant" in html
+    at.run()  # the private report evaluated the run: the table shows the ladder's best attack
+    row = at.dataframe[0].value.set_index("run").loc[finished[0].name]
+    from dpcore.evaluate.attacks import BLACK_BOX
+
+    assert row["best attack"] in BLACK_BOX + ("loss",) and 0 <= row["attack AUC"] <= 1
+    assert row["consistent"] in ("yes", "NO") and row["ε ≥ (attack)"] >= 0
     at.selectbox(key="runs.selected").set_value(extra.name).run()
     at.text_input(key=f"runs.newname.{extra.name}").set_value("renamed-run").run()
     at.button(key="runs.rename").click().run()
@@ -373,9 +374,9 @@ def test_runs_page_manage_and_report(finished, runs_dir):
 
 
 def test_runs_page_sweep(finished, runs_dir):
-    at = _app("pages/train.py")
+    at = _app("app_pages/train.py")
     _tiny(at)  # the sweep reuses the Train page's settings
-    at.switch_page("pages/runs.py").run()
+    at.switch_page("app_pages/runs.py").run()
     before = {p.name for p in runs_dir.iterdir()}
     at.multiselect(key="runs.sweep_eps").set_value([1.0, 5.0]).run()
     at.button(key="runs.sweep_start").click().run()

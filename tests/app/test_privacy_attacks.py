@@ -2,25 +2,10 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
-import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(autouse=True)
-def _navigation_only(monkeypatch):
-    from streamlit.runtime.pages_manager import PagesManager
-
-    original = PagesManager.__init__
-
-    def init(self, *args, **kwargs):
-        original(self, *args, **kwargs)
-        PagesManager.uses_pages_directory = False
-
-    monkeypatch.setattr(PagesManager, "__init__", init)
 
 
 def test_privacy_page_shows_the_ladder(tmp_path, monkeypatch):
@@ -33,7 +18,7 @@ def test_privacy_page_shows_the_ladder(tmp_path, monkeypatch):
     train_run(RunConfig(model="dp-vae", params={"epochs": 1, "hidden": 32, "batch_size": 100, "epsilon": 1.0},
                         data={"dataset": "digits", "test_size": 0.3}), tmp_path, name="dpvae")
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
-    at.switch_page("pages/privacy.py").run()
+    at.switch_page("app_pages/privacy.py").run()
     assert not at.exception, [e.value for e in at.exception]
     figs = [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
     curves = [f for f in figs if "Membership inference attacks" in json.dumps(f.get("layout", {}).get("title", ""))]
@@ -54,7 +39,7 @@ def test_train_page_offers_the_overfit_preset(tmp_path, monkeypatch):
     monkeypatch.setenv("DPCORE_RUNS_DIR", str(tmp_path))
     monkeypatch.setenv("DPCORE_UI_RAISE", "1")
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
-    at.switch_page("pages/train.py").run()
+    at.switch_page("app_pages/train.py").run()
     at.selectbox(key="train.model").set_value("vae").run()
     at.radio(key="train.vae.preset").set_value("overfit").run()
     assert not at.exception, [e.value for e in at.exception]

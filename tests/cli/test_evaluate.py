@@ -12,14 +12,16 @@ def test_evaluate_prints_the_contract_and_writes_a_report(tmp_path, capsys):
     assert main(["evaluate", str(run_dir), "--n-targets", "100", "--n-samples", "500",
                  "--report", str(report), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert set(out) >= {"utility", "marginals", "mia", "seconds"}
+    assert set(out) >= {"utility", "marginals", "attacks", "seconds"}
     assert 0 <= out["utility"]["mean"]["accuracy"] <= 1
     assert out["utility"]["reference"]["accuracy"] > 0.8  # train on real digits
-    assert 0 <= out["marginals"]["tvd_2way"] <= 1 and 0 <= out["mia"]["auc"] <= 1
+    assert 0 <= out["marginals"]["tvd_2way"] <= 1 and 0 <= out["attacks"]["best"]["auc"] <= 1
+    assert out["attacks"]["best"]["consistent_with_epsilon"] is None  # nothing to check at ε = ∞
     assert out["epsilon"] == "inf"  # PGM is non-private
     text = report.read_text()
     assert text.startswith("<!doctype html>") and text.count("plotly.js v") <= 2
-    assert (run_dir / "evaluation.json").exists()
+    saved = json.loads((run_dir / "evaluation.json").read_text())
+    assert saved["attacks"]["best"] == out["attacks"]["best"]  # what the Runs table reads
     assert "Shareable release" in text and "Real training rows" not in text  # the default kind
     assert out["covered_by_epsilon"] == [] and "attack_statistics" in out["not_covered"]  # ε = ∞
     assert main(["evaluate", str(run_dir), "--n-targets", "100", "--n-samples", "300",

@@ -2,7 +2,8 @@ import numpy as np
 import pytest
 
 from dpcore.errors import InvalidParameter
-from dpcore.evaluate.latent import ellipse_points, latent_figure, pca_projection
+from dpcore.evaluate.latent import ellipse_points, pca_projection
+from dpcore.figures.latent import latent_figure
 
 
 def test_latent_figure_pca_with_prior_and_synthetic():

@@ -3,8 +3,8 @@ import pandas as pd
 import pytest
 
 from dpcore.data.dataset import Dataset
-from dpcore.evaluate.marginals import (class_mean_images_figure, image_grid_figure, one_way_figure,
-                                       one_way_tvd, two_way_heatmap, two_way_tvd)
+from dpcore.evaluate.marginals import one_way_tvd, two_way_tvd
+from dpcore.figures.data import class_mean_images_figure, image_grid_figure, one_way_figure, two_way_heatmap
 
 
 class _Encoder:

@@ -5,7 +5,8 @@ import pytest
 
 from dpcore.data.dataset import Dataset
 from dpcore.errors import DataError, InvalidParameter
-from dpcore.evaluate.utility import classification_scores, utility_scores, utility_table_figure
+from dpcore.evaluate.utility import classification_scores, utility_scores
+from dpcore.figures.utility import utility_table_figure
 
 CHEAP = ["logistic_regression", "random_forest"]
 

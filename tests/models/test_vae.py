@@ -4,7 +4,6 @@ import math
 import numpy as np
 import pytest
 
-from dpcore.data import load_split
 from dpcore.models import load_model, make_model
 from dpcore.privacy.accountant import epsilon as accountant_epsilon
 

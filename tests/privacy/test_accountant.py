@@ -89,7 +89,7 @@ def test_pld_matches_dp_accounting_and_is_below_rdp(name):
 
 
 def test_official_mnist_config_reproduces_the_paper():
-    """papers.md §1: tight ≈ 1.0, classic ≈ 1.2, paper's baseline ≈ 2.2 on the official config."""
+    """docs/references.md#tight-conversion: tight ≈ 1.0, classic ≈ 1.2, paper's baseline ≈ 2.2 on the official config."""
     led = official_mnist_ledger()
     tight, classic = A.epsilon(led, DELTA), A.classic_epsilon(led, DELTA)
     assert 0.95 < tight < 1.02
@@ -180,7 +180,7 @@ def test_calibrate_sgd_hits_target_and_agrees_with_opacus(eps, q, steps):
 
 
 def test_calibrate_dp_vae_matches_paper_config():
-    """papers.md §2: σ = 1.2, batch 300, 10 epochs → ε ≈ 1; calibrating ε = 1 gives σ ≈ 1.2."""
+    """docs/references.md#dp-sgd: σ = 1.2, batch 300, 10 epochs → ε ≈ 1; calibrating ε = 1 gives σ ≈ 1.2."""
     cal = A.calibrate_dp_vae(1.0, DELTA, 63000, 300, 10)
     assert cal.sgd_sigma == pytest.approx(1.2, rel=0.03)
     assert [r.name for r in cal.ledger] == ["dp-sgd"]

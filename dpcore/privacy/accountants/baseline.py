@@ -2,7 +2,7 @@
 parts.
 
 Why keep a looser accountant: the Privacy page shows how much the RDP composition saves over the
-analysis the paper compares against (papers.md §1: about 2.2 versus 1.0 on the MNIST config).
+analysis the paper compares against (docs/references.md#sequential-baseline: about 2.2 versus 1.0 on the MNIST config).
 
 Groups (each analysed with the tool the paper uses for it, then ε's and δ's add up):
 1. Gaussian records not named "dp-em…" (DP-PCA and its noisy mean): together one Gaussian

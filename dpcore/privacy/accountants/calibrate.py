@@ -4,7 +4,7 @@ Why calibrate here: DESIGN.md's rule "ε is computed, never typed in": a user pi
 encoder share, this module picks σ_p, σ_m, σ_e, σ_s, and the ε we report is the accountant's ε of
 the resulting ledger (never the target).
 
-Encoder share (papers.md §1: "the encoder (PCA+EM) share of the RDP budget"), precisely: let α* be
+Encoder share (docs/references.md#p3gm: "the encoder (PCA+EM) share of the RDP budget"), precisely: let α* be
 the order at which the tight conversion attains the run's ε. Then the encoder's RDP (DP-PCA, its
 noisy mean and DP-EM; all plain Gaussian, R_enc(α) = α·ρ_enc) is `encoder_share` of the total RDP
 at α*: R_enc(α*) = s·R(α*), and DP-SGD gets the rest. Inside the encoder, DP-EM (its T(2K+1)
@@ -68,7 +68,7 @@ class Calibration:
 
 
 def sgd_schedule(n: int, batch: int, epochs: float) -> tuple[float, int]:
-    """(q, steps) of Poisson-sampled DP-SGD: q = min(1, B/N), steps = ⌈E·N/B⌉ (papers.md §1).
+    """(q, steps) of Poisson-sampled DP-SGD: q = min(1, B/N), steps = ⌈E·N/B⌉ (docs/references.md#dp-sgd).
 
     The one place this schedule is computed (models/_training.sgd_steps and dpsgd.expected_steps
     call it). In a run N is the released noisy count ñ (dpcore.privacy.dataset_size), never the

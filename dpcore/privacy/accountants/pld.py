@@ -2,7 +2,7 @@
 
 Why both PLD and RDP: RDP is the reference (fast, analytic, used for calibration); the PLD gives a
 near-exact δ(ε) curve, which the Privacy page needs for the f-DP envelope on the MIA plot
-(papers.md §6). dp-accounting's PLD is pessimistic: the privacy-loss values are rounded up to a
+(docs/references.md#f-dp-and-gdp). dp-accounting's PLD is pessimistic: the privacy-loss values are rounded up to a
 grid of spacing `value_discretization_interval`, so ε can only be over-estimated (by about the
 interval per composition level, in practice < 0.5 % at 1e-3 on the MNIST config). 1e-3 keeps one
 accountant below ~0.1 s; accountants are cached per ledger so a δ(ε) curve costs microseconds per

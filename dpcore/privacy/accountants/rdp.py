@@ -16,7 +16,7 @@ Mechanisms (add/remove adjacency, noise multiplier σ = noise std / L2 sensitivi
 - Exponential mechanism at ε₀ ("exponential" records): ε₀-bounded range, hence ε₀²/8-zCDP
   (Cesar & Rogers 2021, Lemma 3.2): R(α) = α·ε₀²/8 per step.
 Conversion: ε = min_α [R(α) + log(1 − 1/α) − (log δ + log α)/(α − 1)] (Balle et al. 2020,
-Thm. 21; papers.md §1), versus the classic R(α) + log(1/δ)/(α − 1) (Mironov 2017, Prop. 3).
+Thm. 21; docs/references.md#tight-conversion), versus the classic R(α) + log(1/δ)/(α − 1) (Mironov 2017, Prop. 3).
 """
 from __future__ import annotations
 

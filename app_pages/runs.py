@@ -12,10 +12,14 @@ from dpcore import ui
 from dpcore.errors import DPCoreError
 from dpcore.text import md
 
-ui.ensure_navigation()
 st.title("Runs")
 st.caption("Every training run is kept on disk with its settings, losses, privacy ledger and model. "
            "Scores appear once a run has been evaluated (on Compare / Privacy, or with **Score all**).")
+
+
+def _consistent(ok: bool | None) -> str:
+    """Whether the best attack's ε lower bound fits under the accountant's ε ("—": not private)."""
+    return "—" if ok is None else ("yes" if ok else "NO")
 
 
 def _table(summaries) -> pd.DataFrame:
@@ -31,7 +35,8 @@ def _table(summaries) -> pd.DataFrame:
             "guarantee": (NOT_PRIVATE if s.seeded_noise else "none (ε = ∞)" if math.isinf(s.epsilon)
                           else "—" if math.isnan(s.epsilon) else "(ε, δ)-DP"),
             "utility": h["utility"], "metric": h["utility_metric"], "real → real": h["reference"],
-            "MIA AUC": h["mia_auc"], "created": (s.created or "")[:19].replace("T", " "),
+            "best attack": h["attack"], "attack AUC": h["attack_auc"], "ε ≥ (attack)": h["attack_eps_lower_bound"],
+            "consistent": _consistent(h["attack_consistent"]), "created": (s.created or "")[:19].replace("T", " "),
             "time": ui.fmt_seconds(s.seconds) if s.seconds else "—", "message": s.message or "",
         })
     return pd.DataFrame(rows)
@@ -47,17 +52,27 @@ else:
         "utility": st.column_config.NumberColumn("utility", format="%.3f",
                                                  help="Mean score of classifiers trained on synthetic, tested on real"),
         "real → real": st.column_config.NumberColumn("real → real", format="%.3f"),
-        "MIA AUC": st.column_config.NumberColumn("MIA AUC", format="%.3f", help="0.5 = the attack learns nothing"),
+        "best attack": st.column_config.TextColumn(
+            "best attack", help="The attack of the ladder that proves the largest ε lower bound (Privacy page)"),
+        "attack AUC": st.column_config.NumberColumn("attack AUC", format="%.3f",
+                                                    help="0.5 = the attack learns nothing"),
+        "ε ≥ (attack)": st.column_config.NumberColumn(
+            "ε ≥ (attack)", format="%.2f", help="Empirical ε lower bound the best attack proves (95 %)"),
+        "consistent": st.column_config.TextColumn(
+            "consistent", help="yes: the attack's ε lower bound is within the accountant's ε; NO means a bug "
+                               "somewhere (ledger, accountant or evaluation split)"),
     })
     c1, c2 = st.columns([1, 3])
     todo = [s for s in ui.model_runs() if ui.headline_missing(s.path)]
     if c1.button(f"Score all ({len(todo)} unscored)", disabled=not todo, key="runs.score_all",
-                 help="Utility and the membership attack for every finished run without scores"):
+                 help="Utility and the attack ladder for every finished run without scores"):
+        from dpcore.evaluate.attacks import DEFAULT
+
         bar = st.progress(0.0, text="Scoring…")
         for i, s in enumerate(todo):
             with ui.guard():
                 ui.utility(*ui.key(s.name))
-                ui.mia(*ui.key(s.name))
+                ui.attacks(*ui.key(s.name), DEFAULT)
             bar.progress((i + 1) / len(todo), text=f"Scored {s.name}")
         st.rerun()
 
@@ -193,7 +208,7 @@ if sweep is not None and not sweep["handle"].is_alive() and not sweep.get("score
 st.subheader("Privacy–utility curve", divider="gray")
 rows = ui.utility_points()
 if rows:
-    from dpcore.plots import privacy_utility_figure
+    from dpcore.figures import privacy_utility_figure
 
     datasets = sorted({r["dataset"] for r in rows})
     ds = st.selectbox("Dataset", datasets, key="runs.curve_ds",

@@ -11,7 +11,6 @@ from dpcore import ui
 from dpcore.errors import DPCoreError
 from dpcore.text import md
 
-ui.ensure_navigation()
 st.title("Train")
 st.caption("Pick a model and a privacy budget. The budget is turned into noise *before* training "
            "starts (preview below); training then runs in the background — you can browse the other "
@@ -23,7 +22,7 @@ width = train.n_features + train.n_classes
 c1, c2 = st.columns([4, 1])
 c1.markdown(f"Training on **{md(ui.data_label(choice))}** — {train.n:,} private rows × {train.n_features} "
             f"features{f', {train.n_classes} classes' if train.n_classes else ''}.")
-c2.page_link("pages/data.py", label="Change data", icon=":material/table_view:")
+c2.page_link("app_pages/data.py", label="Change data", icon=":material/table_view:")
 unknown_keys = set(choice) - ui.data_config_fields()
 if unknown_keys:
     st.warning("Your schema edits (" + ", ".join(sorted(unknown_keys)) + ") cannot be recorded in a "
@@ -35,7 +34,7 @@ busy = live is not None and live.running
 # ------------------------------------------------------------------ the live view
 @st.fragment(run_every=ui.POLL_SECONDS if (live is not None and live.running) else None)
 def live_panel() -> None:
-    from dpcore.plots import loss_curves_figure, phase_label
+    from dpcore.figures import loss_curves_figure, phase_label
 
     live = ui.live_run()
     if live is None:
@@ -211,7 +210,7 @@ if error is None and info["private"] and "epsilon" in params:
 if error:
     st.error(md(error), icon=":material/error:")
 elif cal is not None:
-    from dpcore.plots import budget_share_figure
+    from dpcore.figures import budget_share_figure
     from dpcore.privacy.ledger import PrivacyLedger
 
     st.caption("How the budget becomes noise. Each σ is a *noise multiplier*: the noise's standard "

@@ -8,7 +8,6 @@ from dpcore import ui
 from dpcore.errors import DPCoreError
 from dpcore.text import md
 
-ui.ensure_navigation()
 st.title("Data")
 st.caption("Choose the private data the models learn from. The **training split** is what the privacy "
            "guarantee protects; the **test split** is held out to measure utility and to play the "
@@ -215,7 +214,7 @@ if train.outlier_index is not None:
 t1, t2, t3 = st.tabs(["Preview", "Class balance", "Split & schema"])
 with t1:
     if train.is_image:
-        from dpcore.evaluate.marginals import class_mean_images_figure, image_grid_figure
+        from dpcore.figures import class_mean_images_figure, image_grid_figure
 
         c1, c2 = st.columns(2)
         c1.plotly_chart(image_grid_figure(train, n=64, seed=0), key="data.grid")

@@ -1,10 +1,12 @@
-"""dpcore.plots: the live loss figure and the budget-share chart read their numbers from events
+"""dpcore.figures: the live loss figure and the budget-share chart read their numbers from events
 and from the accountant (nothing typed in)."""
 import math
 
 import pytest
 
-from dpcore import plots
+from dpcore import figures
+from dpcore.figures import training
+from dpcore.privacy import budget
 from dpcore.privacy.ledger import MechanismRecord, PrivacyLedger
 
 
@@ -18,12 +20,12 @@ def _events(n_warm=5, n_sgd=1000):
 
 
 def test_loss_curves_one_panel_per_phase_with_losses_and_bounded_points():
-    fig = plots.loss_curves_figure(_events())
+    fig = figures.loss_curves_figure(_events())
     assert [a.text for a in fig.layout.annotations] == ["decoder warm-up", "(DP-)SGD"]
     names = {t.name for t in fig.data}
     assert names == {"recon", "kl", "loss"}
-    assert max(len(t.x) for t in fig.data) <= plots.MAX_POINTS
-    assert plots.loss_curves_figure([]).layout.title.text.startswith("Loss curves")
+    assert max(len(t.x) for t in fig.data) <= training.MAX_POINTS
+    assert figures.loss_curves_figure([]).layout.title.text.startswith("Loss curves")
 
 
 def test_budget_share_sums_to_one_and_matches_the_accountant():
@@ -32,13 +34,13 @@ def test_budget_share_sums_to_one_and_matches_the_accountant():
     led = PrivacyLedger()
     led.add(MechanismRecord("dp-pca", "gaussian", 5.0))
     led.add(MechanismRecord("dp-sgd", "subsampled_gaussian", 1.2, sampling_rate=0.01, steps=500))
-    rows, eps, order = plots.budget_share(led, 1e-5)
+    rows, eps, order = budget.budget_share(led, 1e-5)
     assert math.isclose(sum(r["share"] for r in rows), 1.0)
     assert eps == pytest.approx(epsilon(led, 1e-5))
     assert order > 1
-    fig = plots.budget_share_figure(led, 1e-5)
+    fig = figures.budget_share_figure(led, 1e-5)
     assert list(fig.data[0].y) == ["dp-pca", "dp-sgd"]
-    comp = plots.composition_table(led, 1e-5)
+    comp = budget.composition_table(led, 1e-5)
     tight = next(r["epsilon"] for r in comp if "tight" in r["analysis"])
     baseline = next(r["epsilon"] for r in comp if "Sequential" in r["analysis"])
     assert tight == pytest.approx(eps) and baseline > tight
@@ -47,6 +49,17 @@ def test_budget_share_sums_to_one_and_matches_the_accountant():
 def test_privacy_utility_figure_draws_reference_and_infinite_runs():
     rows = [{"model": "p3gm", "epsilon": e, "utility": u, "reference": 0.9} for e, u in ((0.5, 0.4), (2.0, 0.6))]
     rows.append({"model": "pgm", "epsilon": math.inf, "utility": 0.8, "reference": 0.9})
-    fig = plots.privacy_utility_figure(rows)
+    fig = figures.privacy_utility_figure(rows)
     assert [t.name for t in fig.data] == ["p3gm"]
     assert len(fig.layout.shapes) == 2  # the real-data ceiling and the ε = ∞ model
+
+
+def test_accounting_labels_are_plain_text_and_the_figure_breaks_them():
+    """Data labels carry no markup (a CSV or JSON export shows them as they are); only the figure
+    breaks a long label over two lines."""
+    led = PrivacyLedger()
+    led.add(MechanismRecord("dp-sgd", "subsampled_gaussian", 1.2, sampling_rate=0.01, steps=500))
+    rows = budget.composition_table(led, 1e-5)
+    assert rows and not any("<" in r["analysis"] for r in rows)
+    ticks = list(figures.composition_figure(led, 1e-5, rows=rows).data[0].x)
+    assert all("<br>" in t for t in ticks) and ticks[0].replace("<br>", " ") == rows[0]["analysis"]

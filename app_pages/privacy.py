@@ -8,7 +8,6 @@ import streamlit as st
 
 from dpcore import ui
 
-ui.ensure_navigation()
 st.title("Privacy")
 st.caption("Two views of the same question. **The guarantee**: every noisy step on private data is "
            "recorded in a ledger, and the accountant turns the ledger into ε. **The attack**: a "
@@ -34,10 +33,11 @@ elif not b.private:
 elif not len(ledger):
     st.caption("The run recorded no mechanisms (stopped before touching the data).")
 else:
-    from dpcore import plots
+    from dpcore import figures
+    from dpcore.privacy.budget import budget_share
 
     delta = b.delta
-    share_rows, eps, order = plots.budget_share(ledger, delta)
+    share_rows, eps, order = budget_share(ledger, delta)
     m = st.columns(4)
     m[0].metric("ε (accountant)", ui.fmt_eps(s.epsilon, 3),
                 help="RDP composition of every ledger record, tight RDP → (ε, δ) conversion")
@@ -56,13 +56,13 @@ else:
                                                             format="percent")})
     c1, c2 = st.columns(2)
     with c1:
-        st.plotly_chart(plots.budget_share_figure(ledger, delta), key="privacy.share")
+        st.plotly_chart(figures.budget_share_figure(ledger, delta), key="privacy.share")
     with c2:
-        st.plotly_chart(plots.composition_figure(ledger, delta), key="privacy.composition")
+        st.plotly_chart(figures.composition_figure(ledger, delta), key="privacy.composition")
         st.caption("RDP composition (what the workbench reports) is much tighter than adding up each "
                    "step's ε sequentially, the P3GM paper's baseline.")
     with st.expander("Privacy profile δ(ε) from the PLD accountant"):
-        st.plotly_chart(plots.pld_figure(ledger, delta), key="privacy.pld")
+        st.plotly_chart(figures.pld_figure(ledger, delta), key="privacy.pld")
 ui.what_eps_covers(b.private and claim is None, b.train.preprocessing_private, ledger.reproducible_noise)
 if not b.train.preprocessing_private:
     st.warning("Preprocessing not covered by ε: some scaling bounds or category lists were read from "
@@ -99,11 +99,10 @@ if names and go_:
             other = ui.bundle(extra)
             ok = tuple(n for n in names if available(n, other.model) is None)
             runs.append((extra, ui.attacks(*ui.key(extra), ok)[0]))
-        from dpcore.attack_plots import attack_curves_figure, exposed_records_figure
-        from dpcore.evaluate import bound_curves
+        from dpcore.figures import exposed_records_figure
+        from dpcore.report import attack_figure
 
-        bounds = bound_curves(ledger, b.delta) if (b.private and len(ledger)) else []
-        st.plotly_chart(attack_curves_figure(runs, bounds), key="privacy.mia")
+        st.plotly_chart(attack_figure(runs, ledger if b.private else None, b.delta), key="privacy.mia")
         st.caption("Each curve is an attacker's trade-off: type-I error α (calling a non-member a member) "
                    "against type-II error β (missing a member). The dashed curves are what the run's "
                    "guarantee allows: no attack can go below them (up to sampling error). The dotted GDP "

@@ -6,7 +6,6 @@ import streamlit as st
 from dpcore import ui
 from dpcore.text import md
 
-ui.ensure_navigation()
 st.title("Compare")
 st.caption("How close is the synthetic data to the real training data, and is it *useful*? "
            "Samples, column distributions (marginals), the latent space the model learned, and "

@@ -1,0 +1,45 @@
+"""Where a run's privacy budget went: each mechanism's share, and ε under each accounting analysis.
+
+Numbers only (the figures are in `dpcore.figures.privacy`); every value comes from the accountant.
+"""
+from __future__ import annotations
+
+import math
+
+
+def budget_share(ledger, delta: float) -> tuple[list[dict], float, float]:
+    """Each record's share of the total RDP at the order α* where the run's ε is attained.
+
+    Returns (rows, ε, α*): rows have name, mechanism, noise_multiplier, sampling_rate, steps,
+    rdp (at α*) and share. The RDP values come from the accountant.
+    """
+    from dpcore.privacy.accountant import epsilon_and_order, record_rdp
+
+    records = list(ledger)
+    if not records:
+        return [], 0.0, float("nan")
+    eps, order = epsilon_and_order(ledger, delta)
+    if not math.isfinite(order):
+        return [], eps, order
+    vals = [float(record_rdp(r, [order])[0]) for r in records]
+    total = sum(vals) or 1.0
+    rows = [{**r.to_dict(), "rdp": v, "share": v / total} for r, v in zip(records, vals)]
+    return rows, eps, order
+
+
+
+def composition_table(ledger, delta: float) -> list[dict]:
+    """ε of the same ledger under each analysis the accountant offers (all at the same δ)."""
+    from dpcore.privacy import accountant as acc
+
+    rows = [("RDP, tight (reported)", acc.epsilon),
+            ("RDP, classic conversion", acc.classic_epsilon),
+            ("PLD (dp-accounting)", acc.pld_epsilon),
+            ("Sequential (paper's baseline)", acc.baseline_epsilon)]
+    out = []
+    for label, fn in rows:
+        try:
+            out.append({"analysis": label, "epsilon": float(fn(ledger, delta))})
+        except Exception as exc:  # noqa: BLE001 - one analysis failing must not hide the others
+            out.append({"analysis": label, "epsilon": float("nan"), "note": str(exc)})
+    return out
