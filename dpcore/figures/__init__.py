@@ -11,6 +11,7 @@ _EXPORTS = {
     "data": ["class_mean_images_figure", "image_grid_figure", "one_way_figure", "two_way_heatmap"],
     "latent": ["latent_figure"],
     "privacy": ["budget_share_figure", "composition_figure", "pld_figure"],
+    "sweeps": ["heatmap_figure", "pareto_figure"],
     "training": ["loss_curves_figure", "phase_label"],
     "utility": ["privacy_utility_figure", "utility_table_figure"],
 }

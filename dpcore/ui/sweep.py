@@ -142,7 +142,7 @@ def _live() -> None:
 
 def _views() -> None:
     from dpcore.runs.sweep import best_on_private_data, list_sweeps, load_summary
-    from dpcore.sweep_figures import METRICS, heatmap_figure, pareto_figure
+    from dpcore.figures.sweeps import METRICS, heatmap_figure, pareto_figure
 
     names = list_sweeps(runs_root())
     if not names:

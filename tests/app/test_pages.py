@@ -400,11 +400,11 @@ def test_seeded_noise_run_is_labelled_not_private_everywhere(runs_dir):
     run = train_run(RunConfig(model="p3gm", params={**TINY, "epsilon": 2.0, "reproducible_noise": True},
                               data={"dataset": "digits", "test_size": 0.2}), runs_dir)
     assert run.ledger().reproducible_noise
-    at = _app("pages/privacy.py")
+    at = _app("app_pages/privacy.py")
     at.selectbox(key="privacy.run").set_value(run.name).run()
     assert not at.exception
     assert any(NOT_PRIVATE.capitalize() in e.value for e in at.error)
-    at = _app("pages/runs.py")
+    at = _app("app_pages/runs.py")
     frame = at.dataframe[0].value.set_index("run")
     assert frame.loc[run.name, "guarantee"] == NOT_PRIVATE
     bundle = load_bundle(run.path, n_samples=200)
@@ -415,7 +415,7 @@ def test_seeded_noise_run_is_labelled_not_private_everywhere(runs_dir):
 
 
 def test_train_page_offers_the_marginal_models(runs_dir):
-    at = _app("pages/train.py")
+    at = _app("app_pages/train.py")
     for model in ("aim", "mst"):
         at.selectbox(key="train.model").set_value(model).run()
         assert not at.exception

@@ -50,7 +50,7 @@ def test_runs_page_draws_pareto_front_and_heatmap(tmp_path, monkeypatch):
     monkeypatch.setenv("DPCORE_UI_RAISE", "1")
     finished_sweep(tmp_path)
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
-    at.switch_page("pages/runs.py").run()
+    at.switch_page("app_pages/runs.py").run()
     assert not at.exception, [e.value for e in at.exception]
     figs = {json.loads(el.proto.spec)["layout"]["title"]["text"]: json.loads(el.proto.spec)
             for el in at.get("plotly_chart")}

@@ -33,8 +33,8 @@ def pmf_by_definition(k, eta, gamma):
     if eta == 0:
         return (1 - gamma) ** k / (k * math.log(1 / gamma))
     prod = 1.0
-    for l in range(k):
-        prod *= (l + eta) / (l + 1)
+    for j in range(k):
+        prod *= (j + eta) / (j + 1)
     return (1 - gamma) ** k * prod / (gamma ** -eta - 1)
 
 
