@@ -15,7 +15,9 @@ TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -r requirements.txt $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX))
+	$(if $(TORCH_INDEX),$(PY) -m pip install -q --retries 1 --timeout 20 --index-url $(TORCH_INDEX) torch==2.13.0 \
+	  || echo "note: $(TORCH_INDEX) not reachable; torch comes from the default index",)
+	$(PY) -m pip install -q -r requirements.txt
 	$(PY) -m pip install -q -e .
 	bash scripts/install_system.sh
 	touch $(STAMP)
