@@ -32,6 +32,7 @@ SWEEPS_DIR = "_sweeps"
 BACKENDS = ("auto", "ray", "in-process")
 SCORES = ("utility", "marginals", "mia")
 DEFAULT_SCORES = ("utility", "marginals")
+_SAVED_AS = {"mia": "attacks"}  # score name → its key in evaluation.json
 _NAME_OK = re.compile(r"[^A-Za-z0-9._=+-]+")
 ProgressFn = Callable[[dict], None]
 
@@ -202,7 +203,7 @@ def finished(root, name: str, scores=DEFAULT_SCORES) -> bool:
     except DPCoreError:
         return False
     ev = load_evaluation(path)
-    return all(s in ev or (s == "utility" and ev.get("labels") is False) for s in scores)
+    return all(_SAVED_AS.get(s, s) in ev or (s == "utility" and ev.get("labels") is False) for s in scores)
 
 
 def evaluate_point(root, name: str, scores=DEFAULT_SCORES) -> None:
@@ -219,9 +220,8 @@ def evaluate_point(root, name: str, scores=DEFAULT_SCORES) -> None:
     if "marginals" in scores:
         m = report.marginals(b)
         report.save_evaluation(b.run.path, marginals={"tvd_1way": m["tvd_1way"], "tvd_2way": m["tvd_2way"]})
-    if "mia" in scores:
-        res = report.mia(b)
-        report.save_evaluation(b.run.path, mia={k: v for k, v in res.to_dict().items() if k != "curve"})
+    if "mia" in scores:  # the attack ladder's black-box rungs, saved as a single run's attacks are
+        report.attack_run(b, "black-box")
 
 
 def point_row(root, name: str, point: dict, skipped: bool = False, message: str | None = None) -> dict:
@@ -239,7 +239,7 @@ def point_row(root, name: str, point: dict, skipped: bool = False, message: str 
                    message=message or st.get("message"))
         h = headline(load_evaluation(path))
         row.update(utility=h["utility"], utility_metric=h["utility_metric"], tvd_2way=h["tvd_2way"],
-                   mia_auc=h["mia_auc"])
+                   mia_auc=h["attack_auc"])
     except DPCoreError as exc:
         row.update(status="failed", message=message or str(exc))
     return row
