@@ -9,19 +9,6 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(autouse=True)
-def _navigation_only(monkeypatch):
-    from streamlit.runtime.pages_manager import PagesManager
-
-    original = PagesManager.__init__
-
-    def init(self, *args, **kwargs):
-        original(self, *args, **kwargs)
-        PagesManager.uses_pages_directory = False
-
-    monkeypatch.setattr(PagesManager, "__init__", init)
-
-
 def finished_sweep(root: Path) -> dict:
     """A finished sweep's summary: ε × encoder share × PCA dimension × 2 seeds (scores made up:
     the views read only the summary)."""
