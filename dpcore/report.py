@@ -67,12 +67,33 @@ def load_evaluation(run_dir) -> dict:
         return {}
 
 
+def _nulls(v):
+    """NaN scores (and the "nan" strings older files hold) → None, so a missing score is JSON null."""
+    if isinstance(v, dict):
+        return {k: _nulls(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_nulls(x) for x in v]
+    if isinstance(v, np.generic):
+        v = v.item()
+    if (isinstance(v, float) and math.isnan(v)) or (isinstance(v, str) and v.lower() in ("nan", "-nan")):
+        return None
+    return v
+
+
+def score(v) -> float | None:
+    """A stored score as a finite float, or None (missing, NaN, "nan", infinite, not a number)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float, np.number)):
+        return None
+    f = float(v)
+    return f if math.isfinite(f) else None
+
+
 def save_evaluation(run_dir, **parts) -> dict:
     """Merge `parts` (e.g. utility=..., mia=...) into the run's evaluation.json (atomic write)."""
     from dpcore.models._common import atomic_write_json
 
     d = load_evaluation(run_dir)
-    d.update(parts)
+    d.update(_nulls(parts))
     d["updated"] = datetime.now().isoformat(timespec="seconds")
     atomic_write_json(Path(run_dir) / EVAL_FILE, d)
     return d
@@ -87,15 +108,16 @@ def headline(evaluation: dict) -> dict:
     u = evaluation.get("utility")
     if u:
         metric = "accuracy" if u.get("kind") == "image" else "auroc"
-        out.update(utility=u.get("mean", {}).get(metric), utility_metric=metric,
-                   reference=(u.get("reference") or {}).get("mean", {}).get(metric))
+        out.update(utility=score((u.get("mean") or {}).get(metric)), utility_metric=metric,
+                   reference=score(((u.get("reference") or {}).get("mean") or {}).get(metric)))
     if evaluation.get("marginals"):
-        out["tvd_2way"] = evaluation["marginals"].get("tvd_2way")
+        out["tvd_2way"] = score(evaluation["marginals"].get("tvd_2way"))
     best = (evaluation.get("attacks") or {}).get("best")
     if best:
-        out.update(attack=best.get("name"), attack_auc=best.get("auc"),
-                   attack_eps_lower_bound=best.get("epsilon_lower_bound"),
-                   attack_consistent=best.get("consistent_with_epsilon"))
+        ok = best.get("consistent_with_epsilon")
+        out.update(attack=best.get("name") if isinstance(best.get("name"), str) else None,
+                   attack_auc=score(best.get("auc")), attack_eps_lower_bound=score(best.get("epsilon_lower_bound")),
+                   attack_consistent=ok if isinstance(ok, bool) else None)
     return out
 
 
