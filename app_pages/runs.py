@@ -203,7 +203,8 @@ if rows:
     metric = pts[0]["metric"]
     st.plotly_chart(privacy_utility_figure(pts), key="runs.curve")
     st.caption(f"Utility = mean {metric} of classifiers trained on synthetic rows, tested on real ones. "
-               "Dashed lines: non-private models (ε = ∞), the ceiling.")
+               "One line per model and settings (mean over seeds, band: their range); diamonds at ∞: "
+               "non-private runs; dotted: classifiers trained on the real rows.")
 else:
     st.caption("The privacy–utility curve appears once runs have utility scores.")
 
