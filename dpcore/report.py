@@ -289,3 +289,39 @@ def run_report(run_dir, *, kind: str = "shareable", n_targets: int = 1000, seed:
     if not b.private:
         notes.append("This model is not differentially private (ε = ∞).")
     return release.private_report(b, run_numbers(b, ev["summary"]), figs, notes)
+
+
+def story_report(private_dir, leaky_dir, verdict: str, *, n_targets: int = 1000, seed: int = 0,
+                 bundles: tuple[RunBundle, RunBundle] | None = None) -> str:
+    """The Story page's two-run export: a private and a non-private run side by side (samples,
+    utility, the attack curves under the private run's bounds) and the sentence that sums them up.
+    A private report (it holds attack statistics and scores against real data)."""
+    import html as _html
+
+    from dpcore import release
+
+    pb, lb = bundles or (load_bundle(private_dir), load_bundle(leaky_dir))
+    evs = [evaluate_run(b, n_targets=n_targets, seed=seed) for b in (pb, lb)]
+    nums = [run_numbers(b, ev["summary"]) for b, ev in zip((pb, lb), evs)]
+    keys = [k for k in nums[0] if not k.startswith("param:")]
+    keys += [k for k in nums[1] if k not in keys and not k.startswith("param:")]
+    head = "<tr><th></th><th>private</th><th>not private</th></tr>"
+    body = "".join(f"<tr><th>{_html.escape(k)}</th><td>{release.fmt(nums[0].get(k, '—'))}</td>"
+                   f"<td>{release.fmt(nums[1].get(k, '—'))}</td></tr>" for k in keys)
+    sections: list[tuple[str, Any]] = [("Side by side", f"<table>{head}{body}</table>")]
+    for label, b in (("private", pb), ("not private", lb)):
+        figs = samples_figures(b)
+        if "synthetic" in figs:
+            sections.append((f"Synthetic samples ({label}: {b.run.name})", figs["synthetic"]))
+    for label, ev in (("private", evs[0]), ("not private", evs[1])):
+        if ev["utility_figure"] is not None:
+            sections.append((f"Utility ({label})", ev["utility_figure"]))
+    sections.append(("Membership inference: both runs under the private run's bounds",
+                     attack_figure([(pb.run.name, evs[0]["attacks"].results), (lb.run.name, evs[1]["attacks"].results)],
+                                   pb.run.ledger() if pb.private else None, pb.delta)))
+    sections.append(("What ε covers", release.coverage_table(pb.private and not pb.seeded_noise)))
+    intro = ("Private report: it contains evaluation against real data and attack statistics, which ε does "
+             "not cover. " + verdict)
+    return release.page(f"Story: {pb.run.name} vs {lb.run.name}", intro,
+                        {"verdict": verdict, "private run": pb.run.name, "non-private run": lb.run.name},
+                        sections, private=True)
