@@ -47,6 +47,15 @@ def default_epsilon(n: int) -> float:
     return 10.0
 
 
+def budget_note(n: int) -> str:
+    """The Data page's line on the budget this dataset's size calls for."""
+    eps = default_epsilon(n)
+    why = ("small data needs a larger ε: the noise that hides one row is the same whatever the size, "
+           "so fewer rows carry less signal through it")
+    return (f"Default budget for {n:,} training rows: ε = {eps:g} (the Story page's private run). "
+            + ("Large enough for ε = 1 to give a clearly useful private model." if eps <= 1 else f"Why not 1: {why}."))
+
+
 def story_configs(data: dict, n: int, seed: int = 0) -> list:
     """The two runs of the story on `data`: P3GM at the dataset's default ε, and the `overfit` VAE."""
     from dpcore.models.presets import preset

@@ -198,3 +198,14 @@ def test_story_defaults_private_run_useful_and_nonprivate_run_leaks(runs_dir):
     at = _story_walk(runs_dir)
     sentence = at.success[0].value
     assert "keeps" in sentence and "gives its training rows away" in sentence, sentence
+
+
+def test_data_page_says_small_data_needs_a_larger_epsilon(runs_dir):
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    text = " ".join(c.value for c in at.caption)
+    assert "ε = 10" in text and "small data needs a larger ε" in text  # digits: 1,437 training rows
+    from dpcore.ui.story import default_epsilon
+
+    assert default_epsilon(60_000) == 1.0 and default_epsilon(1_437) == 10.0
