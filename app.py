@@ -14,6 +14,7 @@ st.set_page_config(page_title="DP Generative Workbench", page_icon=":material/sh
 
 PAGES = [
     st.Page("app_pages/data.py", title="Data", icon=":material/table_view:", default=True),
+    st.Page("app_pages/story.py", title="Story", icon=":material/auto_stories:"),
     st.Page("app_pages/train.py", title="Train", icon=":material/model_training:"),
     st.Page("app_pages/compare.py", title="Compare", icon=":material/compare:"),
     st.Page("app_pages/privacy.py", title="Privacy", icon=":material/shield_lock:"),

@@ -98,12 +98,15 @@ with tabs[3]:
         if res is None:
             st.caption("No target column: utility needs labels.")
             return
-        metric = res.metrics[0]
+        from dpcore.ui.story import utility_badge
+
+        badge = utility_badge(res)
         a, b = st.columns(2)
-        a.metric(f"mean {metric}, synthetic → real", f"{res.mean[metric]:.3f}")
-        if res.reference:
-            ref = res.reference["mean"][metric]
-            b.metric(f"mean {metric}, real → real", f"{ref:.3f}", delta=f"{res.mean[metric] - ref:+.3f}",
-                     delta_color="normal", help="The gap is the utility lost to privacy and modelling.")
+        a.metric(badge["label"], badge["value"])
+        if badge["reference"] is not None:
+            b.metric(badge["reference_label"], badge["reference"], delta=badge["delta"], delta_color="normal",
+                     help="The gap is the utility lost to privacy and modelling.")
+        for w in ui.synthetic_warnings(*ui.key(name)):
+            st.warning(md(w), icon=":material/warning:")
         st.plotly_chart(fig, key=f"compare.utility.{name}")
     side_by_side(draw_utility)

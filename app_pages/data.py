@@ -202,6 +202,9 @@ m[1].metric("Test rows (held out)", f"{test.n:,}")
 m[2].metric("Model features", f"{train.n_features:,}", help="Encoded width: one-hot categories, "
             "scaled numbers, flattened pixels, each in [0, 1].")
 m[3].metric("Classes", train.n_classes or "—")
+from dpcore.ui.story import budget_note  # noqa: E402
+
+st.caption(budget_note(train.n))
 if not train.preprocessing_private:
     derived = md(", ".join(map(str, train.meta.get("data_derived") or getattr(train.schema, "data_derived", []))))
     st.warning(f"Preprocessing not covered by ε: the bounds/categories of **{derived}** were read from "

@@ -1,11 +1,9 @@
 """Runs: every run ever trained, what to do with one, ε sweeps and the privacy–utility curve."""
 from __future__ import annotations
 
-import math
 import time
 from pathlib import Path
 
-import pandas as pd
 import streamlit as st
 
 from dpcore import ui
@@ -17,47 +15,26 @@ st.caption("Every training run is kept on disk with its settings, losses, privac
            "Scores appear once a run has been evaluated (on Compare / Privacy, or with **Score all**).")
 
 
-def _consistent(ok: bool | None) -> str:
-    """Whether the best attack's ε lower bound fits under the accountant's ε ("—": not private)."""
-    return "—" if ok is None else ("yes" if ok else "NO")
-
-
-def _table(summaries) -> pd.DataFrame:
-    from dpcore.privacy.coverage import NOT_PRIVATE
-    from dpcore.report import headline, load_evaluation
-
-    rows = []
-    for s in summaries:
-        h = headline(load_evaluation(s.path))
-        rows.append({
-            "run": s.name, "model": s.model, "dataset": s.dataset, "status": s.status,
-            "ε": s.epsilon if not math.isnan(s.epsilon) else None,
-            "guarantee": (NOT_PRIVATE if s.seeded_noise else "none (ε = ∞)" if math.isinf(s.epsilon)
-                          else "—" if math.isnan(s.epsilon) else "(ε, δ)-DP"),
-            "utility": h["utility"], "metric": h["utility_metric"], "real → real": h["reference"],
-            "best attack": h["attack"], "attack AUC": h["attack_auc"], "ε ≥ (attack)": h["attack_eps_lower_bound"],
-            "consistent": _consistent(h["attack_consistent"]), "created": (s.created or "")[:19].replace("T", " "),
-            "time": ui.fmt_seconds(s.seconds) if s.seconds else "—", "message": s.message or "",
-        })
-    return pd.DataFrame(rows)
-
-
 summaries = ui.list_runs()
 if not summaries:
     st.info("No runs yet. Train one on the **Train** page.", icon=":material/info:")
 else:
-    frame = _table(summaries)
+    from dpcore.ui.tables import runs_table
+
+    frame = runs_table(summaries, seconds_fmt=ui.fmt_seconds)
     st.dataframe(frame, hide_index=True, width="stretch", column_config={
-        "ε": st.column_config.NumberColumn("ε", format="%.2f", help="∞ = not private"),
-        "utility": st.column_config.NumberColumn("utility", format="%.3f",
-                                                 help="Mean score of classifiers trained on synthetic, tested on real"),
-        "real → real": st.column_config.NumberColumn("real → real", format="%.3f"),
+        "ε": st.column_config.TextColumn("ε", help="∞ = not private"),
+        "share": st.column_config.TextColumn("share", help="Encoder share of ε (P3GM)"),
+        "pca": st.column_config.TextColumn("pca", help="PCA dimension (latent size)"),
+        "K": st.column_config.TextColumn("K", help="Mixture components of the prior"),
+        "variant": st.column_config.TextColumn("variant", help="Dataset variant (outlier: one injected outlier)"),
+        "utility": st.column_config.TextColumn(
+            "utility", help="Mean score of classifiers trained on synthetic, tested on real (— = not scored)"),
         "best attack": st.column_config.TextColumn(
             "best attack", help="The attack of the ladder that proves the largest ε lower bound (Privacy page)"),
-        "attack AUC": st.column_config.NumberColumn("attack AUC", format="%.3f",
-                                                    help="0.5 = the attack learns nothing"),
-        "ε ≥ (attack)": st.column_config.NumberColumn(
-            "ε ≥ (attack)", format="%.2f", help="Empirical ε lower bound the best attack proves (95 %)"),
+        "attack AUC": st.column_config.TextColumn("attack AUC", help="0.5 = the attack learns nothing"),
+        "ε ≥ (attack)": st.column_config.TextColumn(
+            "ε ≥ (attack)", help="Empirical ε lower bound the best attack proves (95 %)"),
         "consistent": st.column_config.TextColumn(
             "consistent", help="yes: the attack's ε lower bound is within the accountant's ε; NO means a bug "
                                "somewhere (ledger, accountant or evaluation split)"),
@@ -164,7 +141,12 @@ if st.button("Start sweep", type="primary", icon=":material/play_arrow:", key="r
         choice = ui.data_choice()
         data_cfg = {k: v for k, v in choice.items() if k in ui.data_config_fields()}
         train, _ = ui.load_data(choice)
-        params = {"delta": ui.default_delta(train.n), **base}
+        from dpcore.ui.sweep import fit_to_data
+
+        fitted, changed = fit_to_data(sweep_model, base, train)
+        if changed:
+            st.session_state["runs.sweep_note"] = "Adjusted to this dataset: " + "; ".join(changed)
+        params = {"delta": ui.default_delta(train.n), **fitted}
         configs = [RunConfig(model=sweep_model, data=data_cfg, params={**params, "epsilon": float(e)})
                    for e in sorted(grid)]
         handle = start_training(configs, ui.runs_root())
@@ -172,6 +154,10 @@ if st.button("Start sweep", type="primary", icon=":material/play_arrow:", key="r
         st.rerun()
     except DPCoreError as exc:
         st.error(md(exc), icon=":material/error:")
+
+
+if note := st.session_state.get("runs.sweep_note"):
+    st.caption(md(note))
 
 
 @st.fragment(run_every=ui.POLL_SECONDS if sweep_busy else None)
@@ -217,7 +203,8 @@ if rows:
     metric = pts[0]["metric"]
     st.plotly_chart(privacy_utility_figure(pts), key="runs.curve")
     st.caption(f"Utility = mean {metric} of classifiers trained on synthetic rows, tested on real ones. "
-               "Dashed lines: non-private models (ε = ∞), the ceiling.")
+               "One line per model and settings (mean over seeds, band: their range); diamonds at ∞: "
+               "non-private runs; dotted: classifiers trained on the real rows.")
 else:
     st.caption("The privacy–utility curve appears once runs have utility scores.")
 

@@ -67,12 +67,33 @@ def load_evaluation(run_dir) -> dict:
         return {}
 
 
+def _nulls(v):
+    """NaN scores (and the "nan" strings older files hold) → None, so a missing score is JSON null."""
+    if isinstance(v, dict):
+        return {k: _nulls(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_nulls(x) for x in v]
+    if isinstance(v, np.generic):
+        v = v.item()
+    if (isinstance(v, float) and math.isnan(v)) or (isinstance(v, str) and v.lower() in ("nan", "-nan")):
+        return None
+    return v
+
+
+def score(v) -> float | None:
+    """A stored score as a finite float, or None (missing, NaN, "nan", infinite, not a number)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float, np.number)):
+        return None
+    f = float(v)
+    return f if math.isfinite(f) else None
+
+
 def save_evaluation(run_dir, **parts) -> dict:
     """Merge `parts` (e.g. utility=..., mia=...) into the run's evaluation.json (atomic write)."""
     from dpcore.models._common import atomic_write_json
 
     d = load_evaluation(run_dir)
-    d.update(parts)
+    d.update(_nulls(parts))
     d["updated"] = datetime.now().isoformat(timespec="seconds")
     atomic_write_json(Path(run_dir) / EVAL_FILE, d)
     return d
@@ -87,15 +108,16 @@ def headline(evaluation: dict) -> dict:
     u = evaluation.get("utility")
     if u:
         metric = "accuracy" if u.get("kind") == "image" else "auroc"
-        out.update(utility=u.get("mean", {}).get(metric), utility_metric=metric,
-                   reference=(u.get("reference") or {}).get("mean", {}).get(metric))
+        out.update(utility=score((u.get("mean") or {}).get(metric)), utility_metric=metric,
+                   reference=score(((u.get("reference") or {}).get("mean") or {}).get(metric)))
     if evaluation.get("marginals"):
-        out["tvd_2way"] = evaluation["marginals"].get("tvd_2way")
+        out["tvd_2way"] = score(evaluation["marginals"].get("tvd_2way"))
     best = (evaluation.get("attacks") or {}).get("best")
     if best:
-        out.update(attack=best.get("name"), attack_auc=best.get("auc"),
-                   attack_eps_lower_bound=best.get("epsilon_lower_bound"),
-                   attack_consistent=best.get("consistent_with_epsilon"))
+        ok = best.get("consistent_with_epsilon")
+        out.update(attack=best.get("name") if isinstance(best.get("name"), str) else None,
+                   attack_auc=score(best.get("auc")), attack_eps_lower_bound=score(best.get("epsilon_lower_bound")),
+                   attack_consistent=ok if isinstance(ok, bool) else None)
     return out
 
 
@@ -267,3 +289,39 @@ def run_report(run_dir, *, kind: str = "shareable", n_targets: int = 1000, seed:
     if not b.private:
         notes.append("This model is not differentially private (ε = ∞).")
     return release.private_report(b, run_numbers(b, ev["summary"]), figs, notes)
+
+
+def story_report(private_dir, leaky_dir, verdict: str, *, n_targets: int = 1000, seed: int = 0,
+                 bundles: tuple[RunBundle, RunBundle] | None = None) -> str:
+    """The Story page's two-run export: a private and a non-private run side by side (samples,
+    utility, the attack curves under the private run's bounds) and the sentence that sums them up.
+    A private report (it holds attack statistics and scores against real data)."""
+    import html as _html
+
+    from dpcore import release
+
+    pb, lb = bundles or (load_bundle(private_dir), load_bundle(leaky_dir))
+    evs = [evaluate_run(b, n_targets=n_targets, seed=seed) for b in (pb, lb)]
+    nums = [run_numbers(b, ev["summary"]) for b, ev in zip((pb, lb), evs)]
+    keys = [k for k in nums[0] if not k.startswith("param:")]
+    keys += [k for k in nums[1] if k not in keys and not k.startswith("param:")]
+    head = "<tr><th></th><th>private</th><th>not private</th></tr>"
+    body = "".join(f"<tr><th>{_html.escape(k)}</th><td>{release.fmt(nums[0].get(k, '—'))}</td>"
+                   f"<td>{release.fmt(nums[1].get(k, '—'))}</td></tr>" for k in keys)
+    sections: list[tuple[str, Any]] = [("Side by side", f"<table>{head}{body}</table>")]
+    for label, b in (("private", pb), ("not private", lb)):
+        figs = samples_figures(b)
+        if "synthetic" in figs:
+            sections.append((f"Synthetic samples ({label}: {b.run.name})", figs["synthetic"]))
+    for label, ev in (("private", evs[0]), ("not private", evs[1])):
+        if ev["utility_figure"] is not None:
+            sections.append((f"Utility ({label})", ev["utility_figure"]))
+    sections.append(("Membership inference: both runs under the private run's bounds",
+                     attack_figure([(pb.run.name, evs[0]["attacks"].results), (lb.run.name, evs[1]["attacks"].results)],
+                                   pb.run.ledger() if pb.private else None, pb.delta)))
+    sections.append(("What ε covers", release.coverage_table(pb.private and not pb.seeded_noise)))
+    intro = ("Private report: it contains evaluation against real data and attack statistics, which ε does "
+             "not cover. " + verdict)
+    return release.page(f"Story: {pb.run.name} vs {lb.run.name}", intro,
+                        {"verdict": verdict, "private run": pb.run.name, "non-private run": lb.run.name},
+                        sections, private=True)

@@ -45,30 +45,78 @@ def _fmt(v: float) -> str:
     return "n/a" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.3f}"
 
 
+def _score(v) -> float | None:
+    """A plotted score as a finite float, or None (missing, NaN, the "nan" strings of older files)."""
+    if v is None or isinstance(v, bool) or not isinstance(v, (int, float, np.number)):
+        return None
+    f = float(v)
+    return f if math.isfinite(f) else None
+
+
+LOG_TICKS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 1, 2, 3, 5, 10, 20, 30, 50, 100, 200, 500, 1000)
+
+
+def log_ticks(lo: float, hi: float) -> list[float]:
+    """Round ε values to label a log axis from `lo` to `hi` (every value written out: 0.3, not "3")."""
+    ticks = [t for t in LOG_TICKS if lo / 1.01 <= t <= hi * 1.01]
+    return ticks or [lo, hi]
+
+
 def privacy_utility_figure(rows: Iterable[dict], metric: str = "utility"):
-    """ε (log axis) against a utility score, one line per model; ∞ runs drawn as a dashed reference,
-    the classifiers trained on the real rows (rows' "reference") as a dotted ceiling."""
+    """ε (log axis) against a utility score: one line per (model, settings, dataset variant) (rows'
+    "series", else the model), the mean over seeds with their min–max as a band; ε = ∞ runs as
+    points at the right edge (tick "∞"); the classifiers trained on the real rows as a dotted ceiling."""
     import plotly.graph_objects as go
 
-    rows = [r for r in rows if r.get(metric) is not None and not
-            (isinstance(r.get(metric), float) and math.isnan(r[metric]))]
+    from dpcore.text import html_text
+
+    pts = []
+    for r in rows:
+        y, eps = _score(r.get(metric)), r.get("epsilon")
+        if y is None or not isinstance(eps, (int, float)) or math.isnan(eps):
+            continue
+        pts.append({"series": str(r.get("series") or r.get("model")), "epsilon": float(eps), "y": y,
+                    "reference": _score(r.get("reference"))})
     fig = go.Figure()
-    refs = [r["reference"] for r in rows if r.get("reference") is not None]
+    refs = [p["reference"] for p in pts if p["reference"] is not None]
     if refs:
         fig.add_hline(y=float(np.mean(refs)), line_dash="dot", line_color="grey",
                       annotation_text="trained on real data", annotation_position="bottom right")
-    for model in sorted({r["model"] for r in rows}):
-        pts = sorted((r["epsilon"], r[metric]) for r in rows if r["model"] == model and math.isfinite(r["epsilon"]))
-        if pts:
-            fig.add_trace(go.Scatter(x=[p[0] for p in pts], y=[p[1] for p in pts], mode="lines+markers",
-                                     name=model))
-        for r in rows:
-            if r["model"] == model and math.isinf(r["epsilon"]):
-                fig.add_hline(y=r[metric], line_dash="dash", annotation_text=f"{model} (ε = ∞)")
-    vals = [r[metric] for r in rows] + refs
+    finite = [p["epsilon"] for p in pts if math.isfinite(p["epsilon"])]
+    lo, hi = (min(finite), max(finite)) if finite else (1.0, 1.0)
+    inf_x = hi * 3.0
+    palette = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"]
+    for i, series in enumerate(sorted({p["series"] for p in pts})):
+        color, name = palette[i % len(palette)], html_text(series)
+        by_eps: dict[float, list[float]] = {}
+        for p in pts:
+            if p["series"] == series:
+                by_eps.setdefault(p["epsilon"], []).append(p["y"])
+        xs = sorted(e for e in by_eps if math.isfinite(e))
+        if xs:
+            mean = [float(np.mean(by_eps[e])) for e in xs]
+            if any(len(by_eps[e]) > 1 for e in xs):
+                fig.add_trace(go.Scatter(x=xs + xs[::-1], y=[max(by_eps[e]) for e in xs] + [min(by_eps[e]) for e in xs][::-1],
+                                         fill="toself", fillcolor=color, opacity=0.15, line={"width": 0},
+                                         hoverinfo="skip", showlegend=False, legendgroup=name))
+            fig.add_trace(go.Scatter(x=xs, y=mean, mode="lines+markers", name=name, line={"color": color},
+                                     legendgroup=name))
+        if math.inf in by_eps:
+            ys = by_eps[math.inf]
+            fig.add_trace(go.Scatter(x=[inf_x] * len(ys), y=ys, mode="markers", name=f"{name} (ε = ∞)",
+                                     marker={"color": color, "symbol": "diamond", "size": 10}, legendgroup=name,
+                                     hovertemplate="ε = ∞<br>%{y:.3f}<extra></extra>"))
+    ticks = log_ticks(lo, hi)
+    has_inf = any(math.isinf(p["epsilon"]) for p in pts)
+    tickvals = ticks + ([inf_x] if has_inf else [])
+    ticktext = [f"{t:g}" for t in ticks] + (["∞"] if has_inf else [])
+    vals = [p["y"] for p in pts] + refs
     yaxis = dict(title=metric)
     if vals and 0 <= min(vals) and max(vals) <= 1:
         yaxis["range"] = [0, 1.02]
-    fig.update_layout(title="Privacy–utility trade-off", xaxis=dict(title="ε (log scale)", type="log"),
-                      yaxis=yaxis, height=380, margin=dict(l=10, r=10, t=50, b=10))
+    fig.update_layout(title="Privacy–utility trade-off",
+                      xaxis=dict(title="ε (log scale; ∞ = not private)", type="log", tickvals=tickvals,
+                                 ticktext=ticktext),
+                      yaxis=yaxis, height=400, margin=dict(l=10, r=10, t=50, b=10),
+                      legend=dict(orientation="h", yanchor="top", y=-0.2))
     return fig

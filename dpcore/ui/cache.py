@@ -54,6 +54,16 @@ def utility(name: str, mtime: float):
     return res, fig
 
 
+@st.cache_data(max_entries=32, show_spinner=False)
+def synthetic_warnings(name: str, mtime: float) -> list[str]:
+    """Plain-words warnings (a class never generated, a collapsed column, utility at chance)."""
+    from dpcore.evaluate.checks import synthetic_warnings as check
+
+    b = _bundle(name, mtime)
+    res = utility(name, mtime)[0] if b.synthetic.labels is not None and b.test.labels is not None else None
+    return check(b.synthetic, b.train, b.test, res)
+
+
 @st.cache_data(max_entries=32, show_spinner="Comparing marginals…")
 def marginals(name: str, mtime: float) -> dict:
     from dpcore import report

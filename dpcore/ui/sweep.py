@@ -114,7 +114,8 @@ def sweep_panel() -> None:
         try:
             choice = ui.data_choice()
             data = {k: v for k, v in choice.items() if k in ui.data_config_fields()}
-            start_sweep(model, grid_text, seeds, backend, data, ui.remembered_params(model))
+            train, _ = ui.load_data(choice)
+            start_sweep(model, grid_text, seeds, backend, data, fit_to_data(model, ui.remembered_params(model), train)[0])
             st.rerun()
         except DPCoreError as exc:
             st.error(md(exc), icon=":material/error:")
@@ -173,3 +174,28 @@ def _views() -> None:
         st.warning(f"{best['label']}: **{md(best['run'])}** ({metric} {best[metric]:.3f}, ε = {best['epsilon']:.3g}). "
                    "For a choice covered by ε use `python -m dpcore sweep … --select negative-binomial`.",
                    icon=":material/warning:")
+
+
+def fit_to_data(model: str, params: dict, train) -> tuple[dict, list[str]]:
+    """The Train page's remembered settings adjusted to the active dataset, with what changed.
+
+    Why: the settings were remembered on whatever dataset the Train page had then; a PCA dimension
+    or a batch size chosen for Fashion-MNIST does not fit an 8-column table. Clamped like the Train
+    page's widgets: pca_dim to the model's columns (features + one-hot label), batch_size below the rows.
+    """
+    from dpcore.models import get_model
+    from dpcore.ui.forms import config_fields
+
+    defaults = {n: d for n, _, d, _ in config_fields(get_model(model).config_class)}
+    out = {**{k: defaults[k] for k in ("pca_dim", "batch_size") if k in defaults and k not in params}, **params}
+    changed: list[str] = []
+    width = train.n_features + (train.n_classes if train.labels is not None else 0)
+    top = max(1, min(width, 100))
+    if "pca_dim" in out and int(out["pca_dim"]) > top:
+        changed.append(f"pca_dim {out['pca_dim']} → {top} (this dataset has {width} model columns)")
+        out["pca_dim"] = top
+    if "batch_size" in out and int(out["batch_size"]) >= train.n:
+        b = max(1, train.n // 4)
+        changed.append(f"batch_size {out['batch_size']} → {b} (this dataset has {train.n} training rows)")
+        out["batch_size"] = b
+    return out, changed

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import html
 import json
-import math
 import time
 import tomllib
 from pathlib import Path
@@ -343,7 +342,7 @@ def test_runs_page_manage_and_report(finished, runs_dir):
     at = _app("app_pages/runs.py")
     frame = at.dataframe[0].value
     assert {finished[0].name, extra.name} <= set(frame["run"])
-    assert math.isinf(frame.set_index("run").loc[finished[1].name, "ε"])
+    assert frame.set_index("run").loc[finished[1].name, "ε"] == "∞"
     at.selectbox(key="runs.selected").set_value(finished[0].name).run()
     buttons = [b.key for b in at.button if b.key and b.key.startswith("runs.export")]
     assert buttons == ["runs.export.shareable", "runs.export.private"]  # shareable first
@@ -361,8 +360,8 @@ def test_runs_page_manage_and_report(finished, runs_dir):
     row = at.dataframe[0].value.set_index("run").loc[finished[0].name]
     from dpcore.evaluate.attacks import BLACK_BOX
 
-    assert row["best attack"] in BLACK_BOX + ("loss",) and 0 <= row["attack AUC"] <= 1
-    assert row["consistent"] in ("yes", "NO") and row["ε ≥ (attack)"] >= 0
+    assert row["best attack"] in BLACK_BOX + ("loss",) and 0 <= float(row["attack AUC"]) <= 1
+    assert row["consistent"] in ("yes", "NO") and float(row["ε ≥ (attack)"]) >= 0
     at.selectbox(key="runs.selected").set_value(extra.name).run()
     at.text_input(key=f"runs.newname.{extra.name}").set_value("renamed-run").run()
     at.button(key="runs.rename").click().run()

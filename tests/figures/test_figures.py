@@ -50,8 +50,21 @@ def test_privacy_utility_figure_draws_reference_and_infinite_runs():
     rows = [{"model": "p3gm", "epsilon": e, "utility": u, "reference": 0.9} for e, u in ((0.5, 0.4), (2.0, 0.6))]
     rows.append({"model": "pgm", "epsilon": math.inf, "utility": 0.8, "reference": 0.9})
     fig = figures.privacy_utility_figure(rows)
-    assert [t.name for t in fig.data] == ["p3gm"]
-    assert len(fig.layout.shapes) == 2  # the real-data ceiling and the ε = ∞ model
+    assert [t.name for t in fig.data] == ["p3gm", "pgm (ε = ∞)"]  # ε = ∞ runs are points, not lines
+    assert len(fig.layout.shapes) == 1  # the real-data ceiling
+    assert list(fig.layout.xaxis.ticktext) == ["0.5", "1", "2", "∞"]  # 0.5, not "5"
+
+
+def test_privacy_utility_figure_one_line_per_settings_with_seed_bands():
+    rows = [{"model": "p3gm", "series": s, "epsilon": e, "utility": u}
+            for s, e, u in (("p3gm", 1.0, 0.5), ("p3gm", 1.0, 0.6), ("p3gm", 3.0, 0.7),
+                            ("p3gm share0.1", 1.0, 0.4), ("p3gm share0.1", 3.0, 0.45))]
+    fig = figures.privacy_utility_figure(rows)
+    lines = [t for t in fig.data if t.mode == "lines+markers"]
+    assert [t.name for t in lines] == ["p3gm", "p3gm share0.1"]
+    assert list(lines[0].y) == [0.55, 0.7]  # the mean over seeds
+    assert sum(t.fill == "toself" for t in fig.data) == 1  # a band where seeds differ
+    assert list(fig.layout.xaxis.ticktext) == ["1", "2", "3"]
 
 
 def test_accounting_labels_are_plain_text_and_the_figure_breaks_them():

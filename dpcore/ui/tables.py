@@ -1,0 +1,101 @@
+"""The Runs table and the short settings label of a run (what differs from its model's defaults).
+
+Why here and not on the page: the table must never show "None", "nan" or "Infinity" (a missing
+score is "—", ε = ∞ is "∞"), and the same settings label names runs, heads the Compare columns and
+labels the privacy–utility curve's lines, so the three agree. No Streamlit in this module.
+"""
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+# The settings a reader compares runs by, with their short names (in this order).
+SETTINGS = (("encoder_share", "share"), ("pca_dim", "pca"), ("components", "K"), ("epochs", "epochs"))
+MISSING = "—"
+
+
+def _defaults(model: str) -> dict:
+    try:
+        from dpcore.models import get_model
+        from dpcore.ui.forms import config_fields
+
+        return {name: default for name, _, default, _ in config_fields(get_model(model).config_class)}
+    except Exception:  # noqa: BLE001 - an unknown model (a run from elsewhere) has no defaults
+        return {}
+
+
+def settings(model: str, params: dict, data: dict | None = None) -> dict:
+    """{short name: value} of the compared settings the run has (encoder share, PCA dim, K, epochs,
+    the outlier variant), all of them, default or not."""
+    out = {short: params[name] for name, short in SETTINGS if name in params}
+    if (data or {}).get("outlier"):
+        out["variant"] = "outlier"
+    return out
+
+
+def settings_label(model: str, params: dict, data: dict | None = None) -> str:
+    """The settings that differ from the model's defaults, e.g. "share0.1-pca10" ("" when none)."""
+    defaults = _defaults(model)
+    parts = []
+    for name, short in SETTINGS:
+        if name in params and params[name] != defaults.get(name):
+            parts.append(f"{short}{params[name]:g}" if isinstance(params[name], float) else f"{short}{params[name]}")
+    if (data or {}).get("outlier"):
+        parts.append("outlier")
+    return "-".join(parts)
+
+
+def _num(v, digits: int = 3) -> str:
+    if v is None or isinstance(v, bool) or not isinstance(v, (int, float)):
+        return MISSING
+    f = float(v)
+    if math.isnan(f):
+        return MISSING
+    if math.isinf(f):
+        return "∞" if f > 0 else "-∞"
+    return f"{f:.{digits}f}"
+
+
+def run_data(path) -> dict:
+    """The data options of a run's config.json ({} when unreadable)."""
+    try:
+        from dpcore.runs import Run
+
+        return dict(Run.load(path).config.data)
+    except Exception:  # noqa: BLE001 - the table skips what it cannot read
+        return {}
+
+
+def runs_table(summaries, *, seconds_fmt=None) -> pd.DataFrame:
+    """One row per run, every cell text: "—" for a missing score, "∞" for ε = ∞."""
+    from dpcore.privacy.coverage import NOT_PRIVATE
+    from dpcore.report import headline, load_evaluation
+
+    def guarantee(s) -> str:
+        if s.seeded_noise:
+            return NOT_PRIVATE
+        if s.epsilon is None or math.isnan(s.epsilon):
+            return MISSING
+        return "none (ε = ∞)" if math.isinf(s.epsilon) else "(ε, δ)-DP"
+
+    rows = []
+    for s in summaries:
+        h = headline(load_evaluation(s.path))
+        data = run_data(s.path)
+        st_ = settings(s.model, s.params or {}, data)
+        ok = h["attack_consistent"]
+        rows.append({
+            "run": s.name, "model": s.model, "dataset": s.dataset, "variant": st_.get("variant", "—"),
+            "status": s.status, "ε": _num(s.epsilon, 2), "guarantee": guarantee(s),
+            "share": _num(st_.get("share"), 2), "pca": _num(st_.get("pca"), 0), "K": _num(st_.get("K"), 0),
+            "epochs": _num(st_.get("epochs"), 0),
+            "utility": _num(h["utility"]), "metric": h["utility_metric"] or MISSING,
+            "real → real": _num(h["reference"]), "best attack": h["attack"] or MISSING,
+            "attack AUC": _num(h["attack_auc"]), "ε ≥ (attack)": _num(h["attack_eps_lower_bound"], 2),
+            "consistent": MISSING if ok is None else ("yes" if ok else "NO"),
+            "created": (s.created or "")[:19].replace("T", " ") or MISSING,
+            "time": seconds_fmt(s.seconds) if (seconds_fmt and s.seconds) else MISSING,
+            "message": s.message or "",
+        })
+    return pd.DataFrame(rows)
