@@ -21,13 +21,19 @@ def _rows(summary: dict, metric: str) -> list[dict]:
             and math.isfinite(float(r[metric])) and math.isfinite(float(r.get("epsilon", math.nan)))]
 
 
+def plotted_epsilon(value) -> float:
+    """The accountant's ε to 4 significant digits: runs calibrated to one target differ from it in the
+    12th digit, and must share one x position (and one seed band)."""
+    return float(f"{float(value):.4g}")
+
+
 def seed_bands(rows: list[dict], x_key: str, metric: str, group_keys: list[str]) -> dict:
     """{group: [(x, mean, min, max), …]} over seeds: one group per value of the other axes."""
     groups: dict = defaultdict(lambda: defaultdict(list))
     for r in rows:
         p = r["params"]
         g = tuple((k, p.get(k)) for k in group_keys)
-        x = float(r["epsilon"]) if x_key == "epsilon" else p.get(x_key)
+        x = plotted_epsilon(r["epsilon"]) if x_key == "epsilon" else p.get(x_key)
         groups[g][x].append(float(r[metric]))
     return {g: [(x, float(np.mean(v)), float(np.min(v)), float(np.max(v))) for x, v in sorted(pts.items())]
             for g, pts in sorted(groups.items(), key=lambda kv: str(kv[0]))}
@@ -63,7 +69,7 @@ def pareto_figure(summary: dict, metric: str = "utility"):
                                  hoverinfo="skip", showlegend=False, legendgroup=label))
         fig.add_trace(go.Scatter(x=xs, y=[p[1] for p in pts], mode="lines+markers", name=label,
                                  line={"color": color}, legendgroup=label))
-    front = pareto_front([(float(r["epsilon"]), float(r[metric])) for r in rows], metric == "utility")
+    front = pareto_front([(plotted_epsilon(r["epsilon"]), float(r[metric])) for r in rows], metric == "utility")
     if front:
         fig.add_trace(go.Scatter(x=[p[0] for p in front], y=[p[1] for p in front], mode="lines",
                                  name="Pareto front (runs)", line={"color": "black", "dash": "dash"}))

@@ -252,3 +252,36 @@ def test_markup_from_data_is_never_rendered(server, tmp_path):
         finally:
             browser.close()
     assert hits == [], hits
+
+
+def test_runs_page_shows_a_finished_sweep(server, shots):
+    """A real (tiny) grid sweep, then the Runs page in the browser: the Pareto front and the
+    encoder share × PCA dimension heatmap are drawn, without an exception box."""
+    from playwright.sync_api import sync_playwright
+
+    from dpcore.runs.sweep import SweepSpec, run_sweep
+
+    url, runs = server
+    spec = SweepSpec(model="p3gm", grid={"epsilon": [2.0], "encoder_share": [0.2, 0.4], "pca_dim": [4, 8]},
+                     name="browser", data={"dataset": "digits", "test_size": 0.2},
+                     params={"epochs": 1, "hidden": 16, "em_iters": 2, "warmup_steps": 0})
+    summary = run_sweep(spec, runs, backend="in-process")
+    assert [r["status"] for r in summary["runs"]] == ["done"] * 4
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 1600})
+            page.set_default_timeout(120_000)
+            page.goto(url)
+            page.wait_for_selector("h1:has-text('Data')")
+            _idle(page)
+            _goto(page, "Runs")
+            titles = """() => [...document.querySelectorAll('.js-plotly-plot')]
+                .map(gd => (gd.layout && gd.layout.title && gd.layout.title.text) || '')"""
+            page.wait_for_function(f"() => ({titles})().some(t => t.includes('Pareto front'))")
+            page.wait_for_function(f"() => ({titles})().some(t => t.includes(' at ε = '))")
+            _no_exception(page)
+            page.get_by_text("Privacy–utility Pareto front").first.scroll_into_view_if_needed()
+            page.screenshot(path=str(shots / "sweep.png"))
+        finally:
+            browser.close()

@@ -76,3 +76,14 @@ def test_accounting_labels_are_plain_text_and_the_figure_breaks_them():
     assert rows and not any("<" in r["analysis"] for r in rows)
     ticks = list(figures.composition_figure(led, 1e-5, rows=rows).data[0].x)
     assert all("<br>" in t for t in ticks) and ticks[0].replace("<br>", " ") == rows[0]["analysis"]
+
+
+def test_pareto_front_puts_runs_calibrated_to_one_target_at_one_epsilon():
+    """Two seeds calibrated to ε = 2 end at 1.99999999999994 and 2.00000000000001: one x, one band."""
+    from dpcore.figures.sweeps import pareto_figure
+
+    runs = [{"params": {"encoder_share": 0.2, "seed": s}, "epsilon": e, "status": "done", "utility": u}
+            for s, e, u in ((0, 1.99999999999994, 0.5), (1, 2.00000000000001, 0.7))]
+    fig = pareto_figure({"sweep": {"grid": {"epsilon": [2.0], "encoder_share": [0.2]}}, "runs": runs})
+    line = next(t for t in fig.data if t.mode == "lines+markers")
+    assert list(line.x) == [2.0] and list(line.y) == [0.6]
