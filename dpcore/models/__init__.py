@@ -82,7 +82,7 @@ def make_model(name: str, config=None, **params):
     """An unfitted model: `make_model("p3gm", epsilon=1.0, pca_dim=30)`."""
     cls = get_model(name)
     if config is None:
-        from dpcore.models._common import config_from_dict
+        from dpcore.models.params import config_from_dict
 
         config = config_from_dict(cls.config_class, params)
         params = {}

@@ -7,7 +7,7 @@ import pytest
 from dpcore.data import load_split
 from dpcore.errors import InvalidParameter
 from dpcore.models import get_model, load_model, make_model
-from dpcore.models._common import model_matrix
+from dpcore.models.rows import model_matrix
 from dpcore.privacy.accountant import epsilon as accountant_epsilon
 from dpcore.privacy.mechanisms import clip_rows
 
@@ -186,7 +186,7 @@ def test_dp_estimated_bounds_are_in_the_models_ledger(tmp_path, name):
 def test_pooled_pca_codes_and_persistence(digits, tmp_path):
     """pca_pool=2 on 8×8 digits: DP-PCA sees 2×2 block means (+ the label block); the encoder mean is
     the DP-PCA projection of exactly those pooled rows, and a reload keeps the pooling."""
-    from dpcore.models._common import image_pool_matrix
+    from dpcore.models.rows import image_pool_matrix
     from dpcore.models.p3gm import P3GM
 
     train, test = digits
