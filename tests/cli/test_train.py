@@ -156,3 +156,22 @@ def test_same_seed_trains_different_models_unless_noise_is_reproducible(tmp_path
     np.testing.assert_array_equal(rows_c, rows_d)
     assert (c["noise"], c["private"]) == ("seeded", False) and c["epsilon"] == pytest.approx(a["epsilon"], rel=1e-6)
     assert "not private: noise reproducible from the seed" in d
+
+
+def six_column_csv(path, rows=200):
+    """A first user's table: 6 numeric columns, fewer rows than the default batch of 300."""
+    rng = np.random.default_rng(1)
+    lines = ["a,b,c,d,e,f"] + [",".join(f"{v:.3f}" for v in rng.normal(0, 1, 6)) for _ in range(rows)]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_six_column_csv_trains_with_default_settings(tmp_path, capsys):
+    csv = six_column_csv(tmp_path / "six.csv")
+    assert main(["train", "--model", "p3gm", "--data", str(csv), "--out", str(tmp_path / "r" / "six"),
+                 "--json"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert res["status"] == "done" and res["params"]["pca_dim"] == 6 and res["params"]["batch_size"] == 45
+    assert set(res["adapted"]) == {"pca_dim", "batch_size"} and "6 model columns" in res["adapted"]["pca_dim"]
+    assert main(["train", "--model", "vae", "--data", str(csv), "--out", str(tmp_path / "r" / "vae")]) == 0
+    assert "adapted to the data: batch_size 300 → 45" in capsys.readouterr().out
