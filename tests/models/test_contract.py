@@ -181,6 +181,7 @@ def test_samples_in_the_schema_and_repeat_with_the_seed(name, fitted, train, tmp
     again = load_model(tmp_path / "m")
     assert type(again) is type(model) and again.config == model.config
     assert again.privacy_ledger().to_list() == model.privacy_ledger().to_list()
+    assert again.fit_result == model.fit_result and again.calibration == model.calibration
     np.testing.assert_array_equal(again.sample(12, seed=3).features, rows.features)
     np.testing.assert_array_equal(again.sample(12, seed=3).labels, rows.labels)
 

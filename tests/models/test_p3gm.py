@@ -6,7 +6,7 @@ import pytest
 
 from dpcore.data import load_split
 from dpcore.errors import InvalidParameter
-from dpcore.models import get_model, load_model, make_model
+from dpcore.models import load_model, make_model
 from dpcore.models.rows import model_matrix
 from dpcore.privacy.accountant import epsilon as accountant_epsilon
 from dpcore.privacy.mechanisms import clip_rows
@@ -90,18 +90,6 @@ def test_raw_codes_and_several_components(digits):
     np.testing.assert_allclose(model.encode(X), expect, atol=1e-5)
     assert model.latent_prior()["means"].shape == (3, 8)
     assert model.sample(10, seed=0).n == 10
-
-
-def test_save_load_samples_the_same_rows(fitted, tmp_path):
-    for name, (model, _, _) in fitted.items():
-        model.save(tmp_path / name)
-        again = load_model(tmp_path / name)
-        assert type(again) is get_model(name)
-        a, b = model.sample(20, seed=3), again.sample(20, seed=3)
-        np.testing.assert_array_equal(a.features, b.features)
-        np.testing.assert_array_equal(a.labels, b.labels)
-        assert again.privacy_ledger().to_list() == model.privacy_ledger().to_list()
-        assert again.fit_result == model.fit_result
 
 
 def test_same_seed_same_model_only_without_privacy(fitted, digits):
