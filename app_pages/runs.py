@@ -121,7 +121,7 @@ st.caption("Train one model at several budgets, one after another in the backgro
 from dpcore.models import MODELS  # noqa: E402
 
 private_models = [m for m in MODELS if ui.model_info(m)["private"] and "epsilon" in
-                  {f for f, *_ in ui.config_fields(ui.model_info(m)["config_class"])}]
+                  {p.name for p in ui.config_fields(ui.model_info(m)["config_class"])}]
 sweep = ui.sweep_state()
 sweep_busy = sweep is not None and sweep["handle"].is_alive()
 c1, c2 = st.columns([1, 2])

@@ -18,7 +18,6 @@ st.caption("Pick a model and a privacy budget. The budget is turned into noise *
 
 choice = ui.data_choice()
 train, test = ui.load_data(choice)
-width = train.n_features + train.n_classes
 c1, c2 = st.columns([4, 1])
 c1.markdown(f"Training on **{md(ui.data_label(choice))}** — {train.n:,} private rows × {train.n_features} "
             f"features{f', {train.n_classes} classes' if train.n_classes else ''}.")
@@ -101,9 +100,11 @@ model = st.selectbox("Model", names, index=names.index(ui.DEFAULT_MODEL) if ui.D
                      key="train.model", format_func=lambda n: ui.model_info(n)["label"])
 info = ui.model_info(model)
 st.caption(info["description"])
-fields = {name: (typ, default, help_) for name, typ, default, help_ in ui.config_fields(info["config_class"])}
+fields = {p.name: p for p in ui.config_fields(info["config_class"])}
+defaults = {name: p.default for name, p in fields.items()}
 params: dict = {}
 k = f"train.{model}."  # widget keys per model: switching models keeps each model's settings
+facts_json = ui.data_facts_json(train)
 from dpcore.models.presets import preset as _preset, preset_names  # noqa: E402
 
 chosen_preset = None
@@ -113,22 +114,41 @@ if preset_names(model):
                     format_func=lambda o: o if o == "default" else f"{o} — {_preset(model, o)['help']}")
     if pick != "default":
         chosen_preset = _preset(model, pick)
-        fields = {n: (t, chosen_preset["params"].get(n, d), h) for n, (t, d, h) in fields.items()}
+        defaults.update(chosen_preset["params"])
         k += pick + "."  # the preset's own widgets, starting from its values
         st.info(f"Preset **{pick}**: " + ", ".join(f"{n} = {v}" for n, v in chosen_preset["params"].items())
                 + "; trains on half of the rows (test_size 0.5) so the attacks have as many non-members. "
                 "This model is meant to leak: see the Privacy page.", icon=":material/school:")
+try:  # the defaults' plan on this data: what `auto` fields become and how far a field may go
+    default_plan = ui.plan_preview(model, json.dumps(defaults, default=str), facts_json)
+except DPCoreError:
+    default_plan = {"params": defaults, "limits": {}}
+limits, planned = default_plan["limits"], default_plan["params"]
+
+
+def main_widget(p) -> None:
+    """The Model column: a slider over the field's typical range (or what the data allows)."""
+    top = limits.get(p.name)
+    if p.typical is not None or top is not None:
+        lo, hi = p.typical or (1, 100)
+        hi = max(1, min(top, 100)) if top is not None else max(hi, int(defaults[p.name]))
+        start = min(int(planned.get(p.name) or defaults[p.name] or lo), hi)
+        key = k + (f"{p.name}.{hi}" if top is not None else p.name)
+        params[p.name] = st.slider(p.name.replace("_", " ").capitalize(), lo, hi, start, key=key, help=p.help)
+    else:
+        params[p.name] = ui.coerce_param(p, ui.config_widget(p, k + p.name, st, default=defaults[p.name]))
+
 
 left, right = st.columns(2, gap="large")
 with left:
     st.subheader("Privacy budget", divider="gray")
     if info["private"] and "epsilon" in fields:
-        default_eps = float(fields["epsilon"][1])
+        default_eps = float(defaults["epsilon"])
         eps_opts = list(ui.EPSILON_CHOICES)
         if default_eps not in eps_opts:
             default_eps = 1.0
         params["epsilon"] = st.select_slider(
-            "Total ε", eps_opts, value=default_eps, key=k + "epsilon", help=fields["epsilon"][2],
+            "Total ε", eps_opts, value=default_eps, key=k + "epsilon", help=fields["epsilon"].help,
             format_func=lambda v: f"{v:g}")
         d0 = ui.default_delta(train.n)
         params["delta"] = st.number_input(
@@ -139,10 +159,10 @@ with left:
         if params["delta"] >= 1 / train.n:
             st.warning(f"δ ≥ 1/n = {1 / train.n:.1e}: the guarantee would allow leaking a whole record.",
                        icon=":material/warning:")
-        if "encoder_share" in fields:
-            params["encoder_share"] = st.slider(
-                "Encoder share of ε", 0.05, 0.95, float(fields["encoder_share"][1]), 0.05,
-                key=k + "encoder_share", help=fields["encoder_share"][2] + ". The rest goes to DP-SGD.")
+        for p in fields.values():  # the budget's split (P3GM's encoder share)
+            if p.group == "budget" and p.name not in params:
+                params[p.name] = st.slider(p.name.replace("_", " ").capitalize() + " of ε", 0.05, 0.95,
+                                           float(defaults[p.name]), 0.05, key=k + p.name, help=p.help)
     else:
         st.metric("ε", "∞", help="Not differentially private")
         st.info("**ε = ∞** — this model is trained without differential privacy. Use it as the "
@@ -153,37 +173,22 @@ with left:
         st.markdown(ui.EPSILON_EXPLAINER)
 with right:
     st.subheader("Model", divider="gray")
-    if "pca_dim" in fields:
-        top = max(1, min(width, 100))
-        params["pca_dim"] = st.slider("PCA dimension (latent size)", 1, top, min(int(fields["pca_dim"][1]), top),
-                                      key=k + f"pca_dim.{top}", help=fields["pca_dim"][2])
-    if "latent_dim" in fields:
-        params["latent_dim"] = st.slider("Latent dimension", 1, 100, int(fields["latent_dim"][1]),
-                                         key=k + "latent_dim", help=fields["latent_dim"][2])
-    if "components" in fields:
-        params["components"] = st.slider("Mixture components", 1, 10, int(fields["components"][1]),
-                                         key=k + "components", help=fields["components"][2])
-    if "epochs" in fields:
-        params["epochs"] = st.slider("Epochs", 1, max(50, int(fields["epochs"][1])), int(fields["epochs"][1]), key=k + "epochs",
-                                     help=fields["epochs"][2])
-    if "seed" in fields:
-        params["seed"] = int(st.number_input("Seed", 0, 2**31 - 1, int(fields["seed"][1]), key=k + "seed",
-                                             help=fields["seed"][2]))
+    for p in fields.values():
+        if p.group == "main":
+            main_widget(p)
 
 with st.expander("Advanced settings"):
-    rest = [n for n in fields if n not in params]
+    rest = [p for name, p in fields.items() if name not in params and p.group != "budget"]
     cols = st.columns(3)
-    for i, name in enumerate(rest):
-        typ, default, help_ = fields[name]
-        key = k + "adv." + name
-        if name == "batch_size" and isinstance(default, int) and default >= train.n:
-            default, key = max(1, train.n // 4), f"{key}.{train.n}"  # small table: a quarter of the rows
-            help_ += f" (default {fields[name][1]} is more than this table's {train.n} rows)"
-        params[name] = ui.coerce_param(typ, ui.config_widget(name, typ, default, help_, key, cols[i % 3]))
+    for i, p in enumerate(rest):
+        auto = f"auto: {planned.get(p.name)}" if p.auto is not None else None
+        value = ui.config_widget(p, k + "adv." + p.name, cols[i % 3], default=defaults[p.name], placeholder=auto)
+        params[p.name] = ui.coerce_param(p, value)
 
-# ------------------------------------------------------------------ validate + calibration preview
+# ------------------------------------------------------------------ validate + the model's plan
 error = None
 config = None
+plan = None
 try:
     from dpcore.runs import RunConfig
 
@@ -191,51 +196,46 @@ try:
     if chosen_preset is not None:
         data_cfg.update(chosen_preset.get("data", {}))
     config = RunConfig(model=model, params=params, data=data_cfg)
-    if "batch_size" in params and params["batch_size"] >= train.n:
-        raise DPCoreError(f"batch_size ({params['batch_size']}) must be smaller than the training rows "
-                          f"({train.n})")
+    plan = ui.plan_preview(model, json.dumps(config.params, sort_keys=True, default=str), facts_json)
 except DPCoreError as exc:
     error = str(exc)
 if error is None:
     ui.remember_params(model, config.params)  # the Runs page's ε sweep starts from these
 
-cal = None
 st.subheader("Noise preview", divider="gray")
-if error is None and info["private"] and "epsilon" in params:
-    try:
-        cal = ui.calibration_preview(model, json.dumps(config.params, sort_keys=True, default=str), train.n,
-                                     json.dumps(train.meta.get("privacy_records") or [], default=str))
-    except DPCoreError as exc:
-        error = str(exc)
 if error:
     st.error(md(error), icon=":material/error:")
-elif cal is not None:
+else:
+    if plan["adapted"]:
+        st.info("Adapted to this data: " + "; ".join(f"**{n}** {why}" for n, why in plan["adapted"].items()),
+                icon=":material/tune:")
+    st.caption(f"{plan['steps']:,} training steps.")
+if error is None and plan["noise"]:
     from dpcore.figures import budget_share_figure
     from dpcore.privacy.ledger import PrivacyLedger
 
     st.caption("How the budget becomes noise. Each σ is a *noise multiplier*: the noise's standard "
                "deviation relative to the most one person can change that step. Larger σ = more "
                "privacy, noisier learning.")
-    m = st.columns(4)
-    m[0].metric("σ_p  (DP-PCA)", "—" if cal["pca_sigma"] is None else f"{cal['pca_sigma']:.2f}")
-    m[1].metric("σ_e  (DP-EM)", "—" if cal["em_sigma"] is None else f"{cal['em_sigma']:.1f}")
-    m[2].metric("σ_s  (DP-SGD)", f"{cal['sgd_sigma']:.3f}")
-    m[3].metric("ε by the accountant", ui.fmt_eps(cal["epsilon"], 3),
-                help="Computed from the planned ledger with RDP composition — never typed in. The "
-                     "ledger starts with the noisy row count ñ (σ_n = 50, bar \"dataset-size\") "
-                     "the run releases first; the run then uses ñ, not your exact row count, for "
-                     "its sampling rate and steps, so its σ's differ slightly from these and its ε "
-                     "is the same.")
-    st.plotly_chart(budget_share_figure(PrivacyLedger.from_list(cal["ledger"]), cal["delta"]),
+    m = st.columns(len(plan["noise"]) + 1)
+    for col, (label, sigma) in zip(m, plan["noise"].items()):
+        col.metric(label, "—" if sigma is None else f"{sigma:.4g}")
+    m[-1].metric("ε by the accountant", ui.fmt_eps(plan["epsilon"], 3),
+                 help="Computed from the planned ledger with RDP composition — never typed in. The "
+                      "ledger starts with the noisy row count ñ (σ_n = 50, bar \"dataset-size\") "
+                      "the run releases first; the run then uses ñ, not your exact row count, for "
+                      "its sampling rate and steps, so its σ's differ slightly from these and its ε "
+                      "is the same.")
+    st.plotly_chart(budget_share_figure(PrivacyLedger.from_list(plan["ledger"]), plan["delta"]),
                     key="train.share")
-    if cal.get("achieved_share") is not None:
-        st.caption(f"Orange: the encoder (DP-PCA + DP-EM) — {cal['achieved_share']:.0%} of the budget; "
-                   "blue: DP-SGD on the decoder. Shares are of the Rényi-DP budget at the order where "
+    if plan["details"].get("achieved_share") is not None:
+        st.caption(f"Orange: the encoder (DP-PCA + DP-EM) — {plan['details']['achieved_share']:.0%} of the "
+                   "budget; blue: DP-SGD on the decoder. Shares are of the Rényi-DP budget at the order where "
                    "the accountant's ε is attained.")
-elif not info["private"]:
+elif error is None and not info["private"]:
     st.caption("No noise is added (ε = ∞).")
-else:
-    st.caption("No preview for this model.")
+elif error is None:
+    st.caption("No noise at this setting (ε = ∞).")
 
 start = st.button("Start training", type="primary", icon=":material/play_arrow:",
                   disabled=busy or error is not None, key="train.start",

@@ -90,7 +90,7 @@ def score(v) -> float | None:
 
 def save_evaluation(run_dir, **parts) -> dict:
     """Merge `parts` (e.g. utility=..., mia=...) into the run's evaluation.json (atomic write)."""
-    from dpcore.models._common import atomic_write_json
+    from dpcore.io import atomic_write_json
 
     d = load_evaluation(run_dir)
     d.update(_nulls(parts))

@@ -26,13 +26,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="python -m dpcore", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(f"dpcore.cli.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name == f"dpcore.cli.{name}":
-                continue  # command group not built yet
-            raise
-        module.register(sub)
+        importlib.import_module(f"dpcore.cli.{name}").register(sub)
     return parser
 
 

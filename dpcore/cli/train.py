@@ -8,14 +8,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import dataclasses
 import math
 import signal
 import sys
 import threading
 import time
-import types
-import typing
 from pathlib import Path
 
 PARAM_PREFIX = "param_"
@@ -31,41 +28,26 @@ def _optional(base):
     return parse
 
 
-def _flag_type(tp):
-    """(argparse type, is_bool) for a dataclass field type."""
-    origin = typing.get_origin(tp)
-    if origin in (typing.Union, types.UnionType):
-        args = [a for a in typing.get_args(tp) if a is not type(None)]
-        if len(args) == 1:
-            inner, is_bool = _flag_type(args[0])
-            return (_optional(inner) if not is_bool else inner), is_bool
-        return str, False
-    if tp is bool:
-        return None, True
-    if tp in (int, float, str):
-        return tp, False
-    return str, False
-
-
 def add_config_flags(parser: argparse.ArgumentParser, config_cls, seen: set[str] | None = None) -> None:
     """One flag per field of `config_cls` (dest "param_<field>", default: not given)."""
-    hints = typing.get_type_hints(config_cls)
+    from dpcore.models.params import config_fields
+
     seen = set() if seen is None else seen
     group = parser.add_argument_group(f"{config_cls.__name__} parameters")
-    for f in dataclasses.fields(config_cls):
-        if f.name in seen:
+    for p in config_fields(config_cls):
+        if p.name in seen:
             continue
-        seen.add(f.name)
-        kind, is_bool = _flag_type(hints[f.name])
-        default = f.default if f.default is not dataclasses.MISSING else None
-        text = f"{f.metadata.get('help', '')} (default: {default})"
-        flag = "--" + f.name.replace("_", "-")
-        if is_bool:
-            group.add_argument(flag, dest=PARAM_PREFIX + f.name, action=argparse.BooleanOptionalAction,
+        seen.add(p.name)
+        auto = f"; None = adapted to the data, {p.auto} when it fits" if p.auto is not None else ""
+        text = f"{p.help} (default: {p.default}{auto})"
+        flag = "--" + p.name.replace("_", "-")
+        if p.base is bool:
+            group.add_argument(flag, dest=PARAM_PREFIX + p.name, action=argparse.BooleanOptionalAction,
                                default=argparse.SUPPRESS, help=text)
-        else:
-            group.add_argument(flag, dest=PARAM_PREFIX + f.name, type=kind, default=argparse.SUPPRESS,
-                               metavar=f.name.upper(), help=text)
+            continue
+        kind = p.base if p.base in (int, float, str) else str
+        group.add_argument(flag, dest=PARAM_PREFIX + p.name, type=_optional(kind) if p.optional else kind,
+                           default=argparse.SUPPRESS, metavar=p.name.upper(), help=text)
 
 
 def _requested_model(args: list[str]) -> str | None:
@@ -94,7 +76,9 @@ def _train_parse_known_args(self, args=None, namespace=None):
     ns, extras = type(self).__mro__[1].parse_known_args(self, args, namespace)
     flags = [a.split("=", 1)[0] for a in extras if a.startswith("--")]
     if flags and getattr(ns, "model", None) in MODELS:
-        others = {f.name for cls in MODELS.values() for f in dataclasses.fields(cls.config_class)}
+        from dpcore.models.params import config_fields
+
+        others = {p.name for cls in MODELS.values() for p in config_fields(cls.config_class)}
         known = [f for f in flags if f[2:].replace("-", "_") in others]
         if known:
             self.error(f"{known[0]} is not a parameter of model {ns.model!r}"
@@ -220,23 +204,27 @@ def cmd_train(args) -> int:
     bar, callback = _progress(args)
     t0 = time.time()
     stop = threading.Event()
+    plans = []
     with _stop_on_signals(stop):  # until the command ends: a late signal must not kill the output
         try:
-            run = train_run(cfg, root, callback, name=name, overwrite=args.overwrite, stop=stop)
+            run = train_run(cfg, root, callback, name=name, overwrite=args.overwrite, stop=stop,
+                            on_plan=plans.append)
         finally:
             if bar is not None:
                 bar.close()
-        return _report(args, cfg, run, time.time() - t0)
+        return _report(args, run, plans[0], time.time() - t0)
 
 
-def _report(args, cfg, run, seconds: float) -> int:
+def _report(args, run, plan, seconds: float) -> int:
     from dpcore.cli import print_json
 
     status = run.status()
     ledger = run.ledger()
+    cfg = run.config
     out = {"run": str(run.path), "model": cfg.model, "status": status["status"], "epsilon": run.epsilon,
            "delta": run.delta, "ledger": ledger.to_list(), "seconds": round(seconds, 3),
-           "steps": status.get("step"), "params": cfg.params, **_noise_summary(ledger, run.epsilon)}
+           "steps": status.get("step"), "params": cfg.params, "adapted": plan.adapted,
+           **_noise_summary(ledger, run.epsilon)}
     metrics = run.metrics()
     if metrics:
         out["final_losses"] = metrics[-1].get("losses", {})
@@ -254,6 +242,8 @@ def _report(args, cfg, run, seconds: float) -> int:
         print_json(out)
     else:
         eps = "∞" if math.isinf(out["epsilon"]) else f"{out['epsilon']:.4g}"
+        for name, why in plan.adapted.items():
+            print(f"adapted to the data: {name} {why}")
         print(f"{status['status']}: {run.path} (ε = {eps}, δ = {out['delta']:g}, {seconds:.1f} s; preprocessing "
               + ("covered by ε)" if out["preprocessing_covered"] else "NOT covered by ε)")
               + (f"; {NOT_PRIVATE}" if out["noise"] == "seeded" else ""))

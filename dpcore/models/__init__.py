@@ -1,10 +1,10 @@
-"""The model registry: name → Synthesizer class (each with `config_class`, `private`, `label`).
+"""The model registry: name → Synthesizer class (a `BaseSynthesizer` subclass).
 
 Models are imported lazily, so `import dpcore.models` stays cheap (no torch) for the CLI and the
 pages. To add a model: `register_model("lvae", "dpcore.models.lvae:LVAE")` (or add a line to
-`_BUILTIN`); the class needs `name`, `label`, `private`, `config_class` (a frozen dataclass whose
-fields carry `metadata={"help": ...}`), `fit`, `sample`, `privacy_ledger`, `save(dir)` and the
-classmethod `load(dir, template=None)`.
+`_BUILTIN`); the class derives from `dpcore.models.synthesizer.BaseSynthesizer` and declares
+`name`, `label`, `description`, `private` and `config_class` (a frozen `params.ModelConfig`
+dataclass whose fields declare help, constraints and group); docs/architecture.md shows one.
 """
 from __future__ import annotations
 
@@ -82,7 +82,7 @@ def make_model(name: str, config=None, **params):
     """An unfitted model: `make_model("p3gm", epsilon=1.0, pca_dim=30)`."""
     cls = get_model(name)
     if config is None:
-        from dpcore.models._common import config_from_dict
+        from dpcore.models.params import config_from_dict
 
         config = config_from_dict(cls.config_class, params)
         params = {}

@@ -11,8 +11,6 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable, Protocol, runtime_checkable
 
-import numpy as np
-
 from dpcore.data.dataset import Dataset
 from dpcore.errors import InvalidParameter
 from dpcore.privacy.ledger import PrivacyLedger
@@ -88,6 +86,3 @@ def emit(callback: Callback | None, event: TrainingEvent) -> bool:
         return True
     return callback(event) is not False
 
-
-def as_rng(seed: int | None) -> np.random.Generator:
-    return np.random.default_rng(seed)

@@ -24,76 +24,60 @@ but not at ε = 10 on a CPU budget (bench/baselines.py has the measured numbers)
 """
 from __future__ import annotations
 
-import dataclasses
-import json
 import math
-import time
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import torch
 from torch import nn
 
 from dpcore.data.dataset import Dataset
-from dpcore.errors import DataError, InvalidParameter, RunError, check_int, check_positive
-from dpcore.models import _common as C
-from dpcore.models._training import EpsilonMeter, Progress
-from dpcore.models.base import Callback, FitResult, PrivacyBudget
+from dpcore.errors import DataError, InvalidParameter, check_int
+from dpcore.models import networks
+from dpcore.models.base import PrivacyBudget
+from dpcore.models.params import (REPRODUCIBLE_NOISE_HELP, ModelConfig, count, delta_field, device_field,
+                                  epsilon_field, hparam, positive, seed_field)
+from dpcore.models.rows import image_pool_matrix
+from dpcore.models.synthesizer import BaseSynthesizer, DataFacts, FitRun, Plan
+from dpcore.models.training import check_finite
 from dpcore.privacy.gradient_sanitizer import GradientSanitizer, ledger_record, noise_for_epsilon
-from dpcore.privacy.ledger import PrivacyLedger
-from dpcore.privacy.randomness import NoiseSource, combined_kind
+from dpcore.privacy.randomness import combined_kind
 
 
-_f = C.hparam
+def _adam_beta(default: float, help: str):
+    return hparam(default, help, low=0, high=1, high_open=True)
 
 
 @dataclass(frozen=True)
-class GSWGANConfig:
+class GSWGANConfig(ModelConfig):
     """GS-WGAN hyperparameters; the defaults are the CPU configuration."""
 
-    epsilon: float = _f(10.0, "total privacy budget ε (RDP accountant); σ is calibrated to it")
-    delta: float = _f(1e-5, "δ of the (ε, δ) guarantee")
-    steps: int = _f(1000, "generator steps T")
-    batch_size: int = _f(32, "generated rows per generator step (sanitised queries per step)")
-    n_discriminators: int = _f(50, "critics ndis, one per disjoint data shard (sampling rate 1/ndis; "
-                                   "more critics: less noise for the same ε, but fewer rows each)")
-    critic_steps: int = _f(3, "updates of each queried critic before each generator step")
-    critic_batch: int = _f(16, "real rows (and fakes) per critic update")
-    warmup_steps: int = _f(100, "non-private pre-training updates of every critic")
-    clip: float = _f(1.0, "clipping norm C of each generated row's gradient")
-    gp_weight: float = _f(10.0, "WGAN-GP gradient-penalty weight λ")
-    pool: int | None = _f(None, "images: the generator draws at 1/k resolution and the critics judge it there, so "
-                                "the sanitised per-row gradient has D/k² entries and its noise k× less norm; "
-                                "released rows are upsampled by pixel copies. None = 2 for images of side ≥ 16; "
-                                "1 = full resolution (the paper's setting)")
-    latent_dim: int = _f(32, "generator input noise dimension")
-    gen_hidden: int = _f(256, "hidden units of the generator MLP (two layers)")
-    critic_hidden: int = _f(64, "hidden units of each critic MLP (two layers)")
-    lr_g: float = _f(5e-4, "generator Adam learning rate")
-    lr_d: float = _f(5e-4, "critic Adam learning rate")
-    beta1: float = _f(0.5, "Adam β1 (generator and critics)")
-    beta2: float = _f(0.9, "Adam β2 (generator and critics)")
-    reproducible_noise: bool = _f(False, C.REPRODUCIBLE_NOISE_HELP)
-    seed: int = _f(0, C.SEED_HELP)
-    device: str = _f("cpu", "'cpu', 'cuda' or 'auto' (CUDA when available)")
-
-    def __post_init__(self) -> None:
-        C.check_common(self)
-        if not math.isinf(self.epsilon):
-            PrivacyBudget(self.epsilon, self.delta)
-        for name in ("steps", "batch_size", "n_discriminators", "critic_steps", "critic_batch",
-                     "latent_dim", "gen_hidden", "critic_hidden"):
-            check_int(name, getattr(self, name))
-        check_int("warmup_steps", self.warmup_steps, minimum=0)
-        for name in ("clip", "lr_g", "lr_d"):
-            check_positive(name, getattr(self, name))
-        check_positive("gp_weight", self.gp_weight)
-        if self.pool is not None:
-            check_int("pool", self.pool)
-        for name in ("beta1", "beta2"):
-            if not 0 <= getattr(self, name) < 1:
-                raise InvalidParameter(f"{name} must lie in [0, 1), got {getattr(self, name)!r}")
+    epsilon: float = epsilon_field(10.0, "total privacy budget ε (RDP accountant); σ is calibrated to it; "
+                                         "inf = no noise", finite=False)
+    delta: float = delta_field()
+    steps: int = count(1000, "generator steps T", group="main")
+    batch_size: int = count(32, "generated rows per generator step (sanitised queries per step)")
+    n_discriminators: int = count(50, "critics ndis, one per disjoint data shard (sampling rate 1/ndis; "
+                                      "more critics: less noise for the same ε, but fewer rows each)")
+    critic_steps: int = count(3, "updates of each queried critic before each generator step")
+    critic_batch: int = count(16, "real rows (and fakes) per critic update")
+    warmup_steps: int = count(100, "non-private pre-training updates of every critic", low=0)
+    clip: float = positive(1.0, "clipping norm C of each generated row's gradient")
+    gp_weight: float = positive(10.0, "WGAN-GP gradient-penalty weight λ")
+    pool: int | None = count(None, "images: the generator draws at 1/k resolution and the critics judge it "
+                                   "there, so the sanitised per-row gradient has D/k² entries and its noise k× "
+                                   "less norm; released rows are upsampled by pixel copies. None = 2 for images "
+                                   "of side ≥ 16; 1 = full resolution (the paper's setting)")
+    latent_dim: int = count(32, "generator input noise dimension", group="main", typical=(1, 100))
+    gen_hidden: int = count(256, "hidden units of the generator MLP (two layers)")
+    critic_hidden: int = count(64, "hidden units of each critic MLP (two layers)")
+    lr_g: float = positive(5e-4, "generator Adam learning rate")
+    lr_d: float = positive(5e-4, "critic Adam learning rate")
+    beta1: float = _adam_beta(0.5, "Adam β1 (generator and critics)")
+    beta2: float = _adam_beta(0.9, "Adam β2 (generator and critics)")
+    reproducible_noise: bool = hparam(False, REPRODUCIBLE_NOISE_HELP)
+    seed: int = seed_field()
+    device: str = device_field()
 
     @classmethod
     def paper(cls, **overrides) -> "GSWGANConfig":
@@ -114,7 +98,7 @@ class _Generator(nn.Module):
     def __init__(self, latent: int, n_classes: int, hidden: int, width: int, gen: torch.Generator):
         super().__init__()
         self.n_classes = n_classes
-        self.mlp = C.seeded_mlp([latent + n_classes, hidden, hidden, width], gen)
+        self.mlp = networks.seeded_mlp([latent + n_classes, hidden, hidden, width], gen)
 
     def forward(self, z: torch.Tensor, y: torch.Tensor | None) -> torch.Tensor:
         if self.n_classes:
@@ -189,59 +173,75 @@ def generator_backward(generator: _Generator, critics: CriticEnsemble, route: to
     return sanitizer.backward(generator(z, y), loss, scale=1.0 / len(z))
 
 
-class GSWGAN:
+class GSWGAN(BaseSynthesizer):
     """Gradient-sanitised WGAN-GP; `privacy_ledger()` holds one record per sanitised query."""
 
     name = "gs-wgan"
     label = "GS-WGAN"
+    description = "GS-WGAN: a Wasserstein GAN whose generator gets DP gradients through the critics."
     config_class = GSWGANConfig
     private = True
+    counts_rows = False  # rate 1/ndis and the query count are hyperparameters: nothing divides by n
+    legacy_defaults = {"pool": 1}  # saved before `pool` existed: full resolution
 
     def __init__(self, config: GSWGANConfig | None = None, **overrides):
-        cfg = config if config is not None else GSWGANConfig()
-        if not isinstance(cfg, GSWGANConfig):
-            raise InvalidParameter(f"gs-wgan needs a GSWGANConfig, got {type(cfg).__name__}")
-        self.config = dataclasses.replace(cfg, **overrides) if overrides else cfg
-        self.device = C.resolve_device(self.config.device)
-        self.ledger = PrivacyLedger()
+        super().__init__(config, **overrides)
         self.generator: _Generator | None = None
-        self.template: Dataset | None = None
-        self.fit_result: FitResult | None = None
-        self.calibration: dict = {}
-        self.n_features = self.n_classes = 0
         self.upsample: np.ndarray | None = None  # (D', D) pixel copies after a pooled generator
 
-    def __repr__(self) -> str:
-        return f"GSWGAN({self.config!r})"
+    # ------------------------------------------------------------------ plan
+    @classmethod
+    def _resolve(cls, config, facts: DataFacts):
+        from dpcore.limits import check_steps
+
+        if facts.n < 2 * config.n_discriminators:
+            raise InvalidParameter(f"n_discriminators ({config.n_discriminators}) must be at most half "
+                                   f"the rows ({facts.n})")
+        check_steps(config.warmup_steps + config.steps, 1, 1)
+        return config, {}, {"n_discriminators": facts.n // 2}
+
+    @classmethod
+    def _preview(cls, config, facts: DataFacts) -> Plan:
+        total = config.warmup_steps + config.steps
+        if not math.isfinite(config.epsilon):
+            return Plan(cls.name, config, total)
+        from dpcore.privacy.accountant import epsilon
+
+        queries = config.steps * config.batch_size
+        spent = facts.spent_ledger()
+        sigma = noise_for_epsilon(config.epsilon, config.delta, config.n_discriminators, queries, spent=spent)
+        ledger = spent
+        ledger.add(ledger_record(sigma, config.n_discriminators, queries, config.clip))
+        return Plan(cls.name, config, total, noise={"σ  (sanitiser)": sigma},
+                    epsilon=float(epsilon(ledger, config.delta)), delta=config.delta,
+                    ledger=ledger.to_list(), details={"queries": queries})
 
     # ------------------------------------------------------------------ training
-    def fit(self, train: Dataset, budget: PrivacyBudget | None = None,
-            callback: Callback | None = None) -> FitResult:
-        t0 = time.perf_counter()
-        cfg, dev = self.config, self.device
-        eps = budget.epsilon if budget is not None else cfg.epsilon
-        delta = budget.delta if budget is not None else cfg.delta
+    def _budget(self, budget: PrivacyBudget | None) -> tuple[float, float]:
+        """(ε, δ) of the budget or the config; ε = inf trains without noise."""
+        if budget is not None:
+            return budget.epsilon, budget.delta
+        return self.config.epsilon, self.config.delta
+
+    def _fit(self, run: FitRun) -> None:
+        cfg, dev, train = self.config, self.device, run.train
+        eps, delta, private = run.epsilon, run.delta, run.private
         X = np.asarray(train.features, np.float32)
         if X.size and not np.isfinite(X).all():
             raise DataError(f"dataset {train.name!r} has non-finite feature values")
-        pool = C.image_pool_matrix(train, cfg.pool)
+        pool = image_pool_matrix(train, cfg.pool)
         self.upsample = None if pool is None else (pool > 0).T.astype(np.float32)
         if pool is not None:
             X = X @ pool  # critics judge (and the generator draws) k×k block means
         n, D = X.shape
         ndis = cfg.n_discriminators
-        if n < 2 * ndis:
-            raise InvalidParameter(f"n_discriminators ({ndis}) must be at most half the rows ({n})")
-        K = train.n_classes
-        self.template, self.n_features, self.n_classes = C.empty_template(train), train.n_features, K
+        K = self.n_classes
         queries = cfg.steps * cfg.batch_size
-        private = math.isfinite(eps)
-        self.ledger = C.data_ledger(train)  # the dataset's own DP preprocessing, if any
         sigma = noise_for_epsilon(eps, delta, ndis, queries, spent=self.ledger) if private else 0.0
         self.calibration = {"noise_multiplier": sigma, "queries": queries, "sampling_rate": 1.0 / ndis,
                             "accounting": "per-row routing; record noise multiplier σ/2 (sensitivity 2C)"}
-        gen = C.torch_generator(cfg.seed)  # public: initialisation and the generator's own inputs
-        noise = NoiseSource.for_config(cfg, private)  # shards, routes, critics, sanitiser: secret
+        gen = networks.torch_generator(cfg.seed)  # public: initialisation and the generator's own inputs
+        noise = run.noise  # shards, routes, critics, sanitiser: secret
         shard_rng, routes = noise.numpy("gswgan-shards"), noise.torch("gswgan-routes", dev)
         streams = noise.numpy_streams("gswgan-critics", ndis)  # critic j draws from streams[j] only
         # Each record draws its shard independently (like Poisson sampling): adding, removing or
@@ -262,7 +262,7 @@ class GSWGAN:
         public = gen if dev.type == "cpu" else torch.Generator(dev).manual_seed(cfg.seed)
         sanitizer = GradientSanitizer(cfg.clip, sigma, noise.torch("gswgan-sanitizer", dev))
         kind = combined_kind(shard_rng, routes, sanitizer.generator)
-        prog = Progress(cfg.warmup_steps + cfg.steps, callback, EpsilonMeter(self.ledger, delta, private))
+        prog = run.start(cfg.warmup_steps + cfg.steps)
 
         def with_labels(x, y):
             return torch.cat([x, nn.functional.one_hot(y, K).to(x.dtype)], -1) if K else x
@@ -333,14 +333,10 @@ class GSWGAN:
                 self.ledger.add(ledger_record(sigma, ndis, B, cfg.clip, noise=kind))
             step += 1
             stats["generator"] = float(losses.mean())
-            C.check_finite(stats["generator"], "gan", step)
+            check_finite(stats["generator"], "gan", step)
             prog.event("gan", stats, epoch=step * B / n)
-        meter_eps = EpsilonMeter(self.ledger, delta, private)()
         self.calibration["steps_done"] = step
-        self.fit_result = FitResult(epsilon=meter_eps, delta=delta, steps=prog.step,
-                                    stopped=prog.stopped, seconds=time.perf_counter() - t0)
         self.generator.eval()
-        return self.fit_result
 
     # ------------------------------------------------------------------ protocol
     def sample(self, n: int, seed: int | None = None) -> Dataset:
@@ -361,49 +357,22 @@ class GSWGAN:
             feats = feats @ self.upsample
         return self.template.with_features(feats, None if y is None else y.astype(np.int64))
 
-    def privacy_ledger(self) -> PrivacyLedger:
-        return self.ledger
-
-    def _check_fitted(self) -> None:
-        if self.generator is None:
-            raise RunError("gs-wgan is not fitted yet: call fit() first")
+    def _is_fitted(self) -> bool:
+        return self.generator is not None
 
     # ------------------------------------------------------------------ persistence
-    def save(self, directory) -> None:
-        """weights.safetensors (generator only: the critics saw raw data and are never saved) +
-        model.json (config, schema, ledger, calibration)."""
-        self._check_fitted()
-        d = Path(directory)
-        C.save_tensors(d / "weights.safetensors",
-                       {f"generator.{k}": v for k, v in self.generator.state_dict().items()})
-        C.atomic_write_json(d / "model.json", {
-            "model": self.name, "config": C.config_to_dict(self.config),
-            "n_features": self.n_features, "n_classes": self.n_classes,
-            "template": C.template_to_json(self.template), "ledger": self.ledger.to_list(),
-            "calibration": self.calibration,
-            "fit_result": None if self.fit_result is None else dataclasses.asdict(self.fit_result)})
+    def _state_tensors(self) -> dict:
+        """The generator only: the critics saw raw data and are never saved."""
+        return {f"generator.{k}": v for k, v in self.generator.state_dict().items()}
 
-    @classmethod
-    def load(cls, directory, template: Dataset | None = None) -> "GSWGAN":
-        d = Path(directory)
-        meta = C.read_model_meta(d, cls.name)
-        self = cls(C.config_from_dict(GSWGANConfig, {"pool": 1, **meta["config"]}))  # saved before `pool`: 1
-        self.n_features, self.n_classes = meta["n_features"], meta["n_classes"]
+    def _restore(self, tensors, meta) -> None:
         cfg = self.config
-        self.template = template if template is not None else C.template_from_json(meta["template"])
-        pool = C.image_pool_matrix(self.template, cfg.pool)
+        pool = image_pool_matrix(self.template, cfg.pool)
         self.upsample = None if pool is None else (pool > 0).T.astype(np.float32)
         self.generator = _Generator(cfg.latent_dim, self.n_classes, cfg.gen_hidden, self._gen_width(),
-                                    C.torch_generator(0)).to(self.device)
-        t = C.load_tensors(d / "weights.safetensors")
-        self.generator.load_state_dict({k[len("generator."):]: v for k, v in t.items()})
+                                    networks.torch_generator(0)).to(self.device)
+        self.generator.load_state_dict({k[len("generator."):]: v for k, v in tensors.items()})
         self.generator.eval()
-        self.ledger = PrivacyLedger.from_list(meta["ledger"])
-        self.calibration = meta.get("calibration", {})
-        if meta.get("fit_result"):
-            self.fit_result = FitResult(**{k: C.as_float(v) if k in ("epsilon", "delta") else v
-                                           for k, v in meta["fit_result"].items()})
-        return self
 
     def _gen_width(self) -> int:
         return self.n_features if self.upsample is None else self.upsample.shape[0]

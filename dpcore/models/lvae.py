@@ -36,7 +36,6 @@ q_φ(z|x) is only an approximation of p(z|x), so re-sampling through the encoder
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -44,12 +43,14 @@ import torch
 from torch import nn
 
 from dpcore.data.dataset import Dataset
-from dpcore.errors import DataError, InvalidParameter, check_int, check_positive, check_probability
-from dpcore.models import _common as C
+from dpcore.errors import DataError, InvalidParameter
 from dpcore.models import lipschitz as lip
-from dpcore.models._neural import NeuralSynthesizer
-from dpcore.models._training import EpsilonMeter, Progress, sgd_steps, train_sgd
-from dpcore.models.base import Callback, FitResult, PrivacyBudget
+from dpcore.models import networks
+from dpcore.models.base import PrivacyBudget
+from dpcore.models.params import ModelConfig, count, delta_field, device_field, hparam, positive, seed_field
+from dpcore.models.prior_decoder import NeuralSynthesizer
+from dpcore.models.synthesizer import FitRun
+from dpcore.models.training import train_sgd
 
 VARIANTS = ("spectral", "penalty")
 DERIVATION = (
@@ -59,8 +60,6 @@ DERIVATION = (
     "(pure DP; δ only sets R_z). Not covered: the non-private training of encoder and decoder, "
     "prior samples from sample(), and re-sampling through the approximate encoder.")
 
-
-_f = C.hparam
 RELEASES = ("ε = ∞ for everything the workbench releases from an L-VAE (prior samples, the CSV, the "
             "attack plot): the decoder is trained without DP.")
 
@@ -81,46 +80,40 @@ def release_statement(claim: dict) -> str:
 
 
 @dataclass(frozen=True)
-class LVAEConfig:
+class LVAEConfig(ModelConfig):
     """Hyperparameters of the L-VAE (MLP encoder and decoder; sized for digits / flattened images)."""
 
-    variant: str = _f("spectral", "'spectral' (every decoder layer normalised to L^(1/n): certified) "
-                                  "or 'penalty' (gradient penalty on the decoder Jacobian: not certified)")
-    lipschitz: float = _f(2.0, "Lipschitz constant L of the decoder (ignored when a finite epsilon is "
-                               "given: then L is set so the certificate equals ε)")
-    epsilon: float = _f(math.inf, "target certificate ε of EXACT posterior re-sampling (not offered by the "
-                                  "workbench; its releases have ε = ∞; variant 'spectral'): sets L "
-                                  "so the certificate equals it; inf = use `lipschitz`")
-    latent_dim: int = _f(8, "latent dimension d")
-    hidden: int = _f(256, "hidden units of the encoder and decoder MLPs")
-    epochs: int = _f(30, "passes over the training rows")
-    batch_size: int = _f(64, "batch size")
-    lr: float = _f(1e-3, "Adam learning rate")
-    likelihood: str = _f("gaussian", "decoder likelihood: 'gaussian' N(μ(z), s²I) as in the theory, or "
-                                     "'bernoulli' (logits; the certificate then uses s = 1)")
-    recon_scale: float = _f(0.5, "standard deviation s of the Gaussian likelihood (ε grows as 1/s²)")
-    label_weight: float = _f(1.0, "weight of the one-hot label block in the likelihood")
-    delta: float = _f(1e-5, "δ that sets the latent radius R_z(δ) (prior mass outside the ball)")
-    penalty_weight: float = _f(10.0, "weight of the Jacobian penalty (variant 'penalty')")
-    power_iterations: int = _f(1, "power-iteration steps per training step (variant 'spectral')")
-    seed: int = _f(0, "random seed (same config and seed → same run)")
-    device: str = _f("cpu", "'cpu', 'cuda' or 'auto' (CUDA when available)")
+    variant: str = hparam("spectral", "'spectral' (every decoder layer normalised to L^(1/n): certified) "
+                                      "or 'penalty' (gradient penalty on the decoder Jacobian: not certified)",
+                          choices=VARIANTS)
+    lipschitz: float = positive(2.0, "Lipschitz constant L of the decoder (ignored when a finite epsilon is "
+                                     "given: then L is set so the certificate equals ε)")
+    epsilon: float = hparam(math.inf, "target certificate ε of EXACT posterior re-sampling (not offered by the "
+                                      "workbench; its releases have ε = ∞; variant 'spectral'): sets L "
+                                      "so the certificate equals it; inf = use `lipschitz`",
+                            low=0, low_open=True, finite=False)
+    latent_dim: int = count(8, "latent dimension d", group="main", typical=(1, 100))
+    hidden: int = count(256, "hidden units of the encoder and decoder MLPs")
+    epochs: int = count(30, "passes over the training rows", group="main", typical=(1, 50))
+    batch_size: int | None = count(None, "batch size; None = 64, or a quarter of the rows when 64 is not "
+                                         "below them", auto=64)
+    lr: float = positive(1e-3, "Adam learning rate")
+    likelihood: str = hparam("gaussian", "decoder likelihood: 'gaussian' N(μ(z), s²I) as in the theory, or "
+                                         "'bernoulli' (logits; the certificate then uses s = 1)",
+                             choices=("gaussian", "bernoulli"))
+    recon_scale: float = positive(0.5, "standard deviation s of the Gaussian likelihood (ε grows as 1/s²)")
+    label_weight: float = positive(1.0, "weight of the one-hot label block in the likelihood")
+    delta: float = delta_field("δ that sets the latent radius R_z(δ) (prior mass outside the ball)",
+                               group="advanced")
+    penalty_weight: float = positive(10.0, "weight of the Jacobian penalty (variant 'penalty')")
+    power_iterations: int = count(1, "power-iteration steps per training step (variant 'spectral')")
+    seed: int = seed_field("random seed (same config and seed → same run)")
+    device: str = device_field()
 
-    def __post_init__(self) -> None:
-        C.check_common(self)
-        if self.variant not in VARIANTS:
-            raise InvalidParameter(f"variant must be one of {VARIANTS}, got {self.variant!r}")
-        check_positive("lipschitz", self.lipschitz)
-        if not self.epsilon > 0:
-            raise InvalidParameter(f"epsilon must be > 0 (inf: no target), got {self.epsilon!r}")
+    def _check(self) -> None:
         if math.isfinite(self.epsilon) and self.variant != "spectral":
             raise InvalidParameter("variant 'penalty' has no certified ε: use variant='spectral' for a "
                                    "target epsilon, or epsilon=inf")
-        check_int("latent_dim", self.latent_dim)
-        check_positive("label_weight", self.label_weight)
-        check_probability("delta", self.delta)
-        check_positive("penalty_weight", self.penalty_weight)
-        check_int("power_iterations", self.power_iterations)
 
 
 class _Projected(nn.Module):
@@ -139,6 +132,9 @@ class LVAE(NeuralSynthesizer):
 
     name = "lvae"
     label = "L-VAE (Lipschitz decoder)"
+    description = ("L-VAE: a VAE with a Lipschitz decoder, trained without DP — ε = ∞ for everything the "
+                   "workbench releases (its certificate covers only exact posterior re-sampling, not "
+                   "offered here).")
     config_class = LVAEConfig
     private = False  # no accounted mechanism: the accountant's ε is ∞; see privacy_claim()
 
@@ -150,20 +146,22 @@ class LVAE(NeuralSynthesizer):
         self.claim: dict | None = None
 
     # ------------------------------------------------------------------ training
-    def fit(self, train: Dataset, budget: PrivacyBudget | None = None,
-            callback: Callback | None = None) -> FitResult:
-        t0 = time.perf_counter()
-        cfg = self.config
-        X, k = C.model_matrix(train)
+    def _budget(self, budget: PrivacyBudget | None) -> tuple[float, float]:
+        """(target certificate ε, δ of the latent radius): nothing here is an accountant's ε."""
+        delta = budget.delta if budget is not None else self.config.delta
+        target = budget.epsilon if budget is not None and budget.is_private else self.config.epsilon
+        return target, delta
+
+    def _fit(self, run: FitRun) -> None:
+        cfg, train = self.config, run.train
+        X = self._matrix(train)
         if X.size and (X.min() < 0.0 or X.max() > 1.0):
             raise DataError("lvae needs features in [0, 1] (the certificate's data domain)")
         n, D = X.shape
-        if cfg.batch_size >= n:
-            raise InvalidParameter(f"batch_size ({cfg.batch_size}) must be smaller than the rows ({n})")
-        delta = budget.delta if budget is not None else cfg.delta
-        self.radius = lip.latent_radius(cfg.latent_dim, delta)
+        k = self.n_classes
+        self.radius = lip.latent_radius(cfg.latent_dim, run.delta)
         self.diameter = lip.data_diameter(train.n_features, k, cfg.label_weight)
-        target = budget.epsilon if budget is not None and budget.is_private else cfg.epsilon
+        target = run.epsilon
         if math.isfinite(target):
             if cfg.variant != "spectral":
                 raise InvalidParameter("variant 'penalty' has no certified ε: use variant='spectral' "
@@ -172,17 +170,16 @@ class LVAE(NeuralSynthesizer):
                                                               self.diameter, self._scale())
         else:
             self.lipschitz_target = cfg.lipschitz
-        self.template, self.width = C.empty_template(train), D
-        self.n_features, self.n_classes = train.n_features, k
-        self.ledger = C.data_ledger(train)  # only the dataset's DP preprocessing, if any
         d = cfg.latent_dim
         self.mog = {"weights": np.ones(1, np.float32), "means": np.zeros((1, d), np.float32),
                     "variances": np.ones((1, d), np.float32)}
-        gen = C.torch_generator(cfg.seed)
-        steps = sgd_steps(n, cfg.batch_size, cfg.epochs)
+        gen = networks.torch_generator(cfg.seed)
+        from dpcore.privacy.accountant import sgd_schedule
+
+        steps = sgd_schedule(n, cfg.batch_size, cfg.epochs)[1]
         self.calibration = {"sgd_steps": steps, "lipschitz": self.lipschitz_target,
                             "latent_radius": self.radius}
-        prog = Progress(steps, callback, EpsilonMeter(self.ledger, delta, False))
+        prog = run.start(steps)
         self._build_nets(D, gen)
         Xt = torch.as_tensor(X, device=self.device)
         noise_gen = gen if self.device.type == "cpu" else torch.Generator(self.device).manual_seed(cfg.seed)
@@ -212,9 +209,6 @@ class LVAE(NeuralSynthesizer):
         if isinstance(self.decoder, lip.LipschitzMLP):
             self.decoder.finalize()  # exact spectral norms: the deployed decoder is ≤ L-Lipschitz
         self.claim = self._compute_claim()
-        self.fit_result = FitResult(epsilon=math.inf, delta=delta, steps=prog.step,
-                                    stopped=prog.stopped, seconds=time.perf_counter() - t0)
-        return self.fit_result
 
     # ------------------------------------------------------------------ the claim
     def _scale(self) -> float:
@@ -291,20 +285,20 @@ class LVAE(NeuralSynthesizer):
     def _build_nets(self, width: int, gen: torch.Generator) -> None:
         cfg = self.config
         d = cfg.latent_dim
-        mlp = C.seeded_mlp([width, cfg.hidden, cfg.hidden, 2 * d], gen)
-        self.encoder = C.GaussianEncoder(mlp, d).to(self.device)
+        mlp = networks.seeded_mlp([width, cfg.hidden, cfg.hidden, 2 * d], gen)
+        self.encoder = networks.GaussianEncoder(mlp, d).to(self.device)
         sizes = [d, cfg.hidden, cfg.hidden, width]
         if cfg.variant == "spectral":
             self.decoder = lip.LipschitzMLP(sizes, self.lipschitz_target, gen, cfg.power_iterations)
         else:
-            self.decoder = C.seeded_mlp(sizes, gen)
+            self.decoder = networks.seeded_mlp(sizes, gen)
         self.decoder.to(self.device)
 
     def _extra_json(self) -> dict:
         return {"lipschitz_target": self.lipschitz_target, "latent_radius": self.radius,
                 "data_diameter": self.diameter, "claim": self.claim}
 
-    def _restore(self, tensors: dict[str, torch.Tensor], meta: dict) -> None:
+    def _restore_extra(self, tensors: dict[str, torch.Tensor], meta: dict) -> None:
         self.lipschitz_target = float(meta["lipschitz_target"])
         self.radius = float(meta["latent_radius"])
         self.diameter = float(meta["data_diameter"])

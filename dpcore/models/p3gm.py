@@ -19,9 +19,7 @@ them (the official code fits on clipped codes but trains on unclipped ones; pape
 """
 from __future__ import annotations
 
-import dataclasses
 import math
-import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,71 +27,65 @@ import torch
 from torch import nn
 
 from dpcore.data.dataset import Dataset
-from dpcore.errors import InvalidParameter, check_int, check_positive, check_probability
-from dpcore.models import _common as C
-from dpcore.models._neural import NeuralSynthesizer
-from dpcore.models._training import EpsilonMeter, Progress, sgd_steps, train_sgd
-from dpcore.models.base import Callback, FitResult, PrivacyBudget
+from dpcore.errors import InvalidParameter, check_int
+from dpcore.io import as_float
+from dpcore.models import networks
 from dpcore.models.label_shares import sample_with_quotas, shares_from_mean
+from dpcore.models.mixture import diag_gauss_logpdf, mog_logpdf, mog_sample
+from dpcore.models.params import (REPRODUCIBLE_NOISE_HELP, ModelConfig, count, delta_field, device_field,
+                                  epsilon_field, hparam, positive, seed_field)
+from dpcore.models.prior_decoder import NeuralSynthesizer, _replace
+from dpcore.models.rows import image_pool_matrix, pooled_width
+from dpcore.models.synthesizer import DataFacts, FitRun, Plan
+from dpcore.models.training import Progress, check_finite, train_sgd
 from dpcore.privacy.randomness import NoiseSource
 
-
-_f = C.hparam
+PCA_DIM = 30  # the paper's best latent size (10–100 work)
 
 
 @dataclass(frozen=True)
-class PGMConfig:
+class PGMConfig(ModelConfig):
     """Hyperparameters of PGM (P3GM without noise, ε = ∞); P3GM adds the privacy knobs."""
 
-    pca_dim: int = _f(30, "latent dimension d_p = number of (DP-)PCA components (paper: 10–100 work, 30 best)")
-    components: int = _f(1, "mixture components K of the latent prior (1 in every official run)")
-    em_iters: int = _f(20, "(DP-)EM iterations fitting the mixture prior")
-    hidden: int = _f(1000, "hidden units of the encoder-variance and decoder MLPs")
-    epochs: int = _f(4, "passes over the training rows in the (DP-)SGD phase")
-    batch_size: int = _f(300, "expected batch size (DP-SGD samples each row with probability B/N)")
-    lr: float = _f(1e-3, "Adam learning rate")
-    likelihood: str = _f("gaussian", "decoder likelihood: 'gaussian' (squared error, the official code's; measured "
-                         "best on Fashion-MNIST at ε = 1) or 'bernoulli' (cross-entropy)")
-    recon_scale: float = _f(0.7071, "standard deviation of the Gaussian likelihood (0.707: plain squared error)")
-    label_weight: float = _f(1.0, "weight of the one-hot label block in the reconstruction loss")
-    warmup_steps: int = _f(300, "decoder warm-up steps on z ~ prior → inverse-PCA(z) (free post-processing; 0 = off; "
-                           "skipped for tables with normalized codes, whose inverse is not in value space)")
-    pca_center: str = _f("noisy", "centre for PCA: 'noisy' (a private mean, in the ledger), 'public' (0.5) or 'none'")
-    mean_clip_norm: float | None = _f(None, "L2 clip of the rows in DP-PCA's noisy mean: None = √D, the "
-                                      "largest row norm (rows are centred, then normalised: ~3× the PCA "
-                                      "signal); 1 = the official order (normalised, then centred)")
-    pca_pool: int | None = _f(None, "images: average-pool k×k pixels before (DP-)PCA; the covariance noise grows "
-                              "with √D, so 2 halves it (Fashion-MNIST ε = 1: accuracy 0.709 → 0.738); "
-                              "None = 2 for images of side ≥ 16, else 1; ignored for tables")
-    pca_codes: str = _f("normalized", "encoder mean: 'normalized' (DPPCA.transform of unit-norm rows, radius 1) "
-                        "or 'raw' (projection of the raw rows, clipped to code_radius)")
-    code_radius: float | None = _f(None, "L2 radius of the codes seen by (DP-)EM and the encoder "
-                                   "(None: 1 for 'normalized', 10 for 'raw')")
-    label_shares: str = _f("dp-mean", "labelled data: 'dp-mean' keeps generated rows so the label shares match "
-                           "the label block of DP-PCA's noisy mean (post-processing, no privacy cost; "
-                           "needs the noisy pca_center) or 'decoder' (as decoded)")
-    seed: int = _f(0, C.SEED_HELP)
-    device: str = _f("cpu", "'cpu', 'cuda' or 'auto' (CUDA when available)")
-
-    def __post_init__(self) -> None:
-        C.check_common(self)
-        check_int("pca_dim", self.pca_dim)
-        if self.label_shares not in ("dp-mean", "decoder"):
-            raise InvalidParameter(f"label_shares must be 'dp-mean' or 'decoder', got {self.label_shares!r}")
-        check_int("components", self.components)
-        check_int("em_iters", self.em_iters)
-        check_int("warmup_steps", self.warmup_steps, minimum=0)
-        check_positive("label_weight", self.label_weight)
-        if self.pca_center not in ("noisy", "public", "none"):
-            raise InvalidParameter(f"pca_center must be 'noisy', 'public' or 'none', got {self.pca_center!r}")
-        if self.pca_codes not in ("normalized", "raw"):
-            raise InvalidParameter(f"pca_codes must be 'normalized' or 'raw', got {self.pca_codes!r}")
-        if self.code_radius is not None:
-            check_positive("code_radius", self.code_radius)
-        if self.mean_clip_norm is not None:
-            check_positive("mean_clip_norm", self.mean_clip_norm)
-        if self.pca_pool is not None:
-            check_int("pca_pool", self.pca_pool)
+    pca_dim: int | None = count(None, "latent dimension d_p = number of (DP-)PCA components (paper: 10–100 "
+                                      "work, 30 best); None = 30, or the columns left after pca_pool when "
+                                      "fewer", group="main", auto=PCA_DIM)
+    components: int = count(1, "mixture components K of the latent prior (1 in every official run)",
+                            group="main", typical=(1, 10))
+    em_iters: int = count(20, "(DP-)EM iterations fitting the mixture prior")
+    hidden: int = count(1000, "hidden units of the encoder-variance and decoder MLPs")
+    epochs: int = count(4, "passes over the training rows in the (DP-)SGD phase", group="main", typical=(1, 50))
+    batch_size: int | None = count(None, "expected batch size (DP-SGD samples each row with probability B/N); "
+                                         "None = 300, or a quarter of the rows when 300 is not below them",
+                                   auto=300)
+    lr: float = positive(1e-3, "Adam learning rate")
+    likelihood: str = hparam("gaussian", "decoder likelihood: 'gaussian' (squared error, the official code's; "
+                             "measured best on Fashion-MNIST at ε = 1) or 'bernoulli' (cross-entropy)",
+                             choices=("gaussian", "bernoulli"))
+    recon_scale: float = positive(0.7071, "standard deviation of the Gaussian likelihood (0.707: plain squared error)")
+    label_weight: float = positive(1.0, "weight of the one-hot label block in the reconstruction loss")
+    warmup_steps: int = count(300, "decoder warm-up steps on z ~ prior → inverse-PCA(z) (free post-processing; "
+                              "0 = off; skipped for tables with normalized codes, whose inverse is not in "
+                              "value space)", low=0)
+    pca_center: str = hparam("noisy", "centre for PCA: 'noisy' (a private mean, in the ledger), 'public' (0.5) "
+                             "or 'none'", choices=("noisy", "public", "none"))
+    mean_clip_norm: float | None = positive(None, "L2 clip of the rows in DP-PCA's noisy mean: None = √D, the "
+                                            "largest row norm (rows are centred, then normalised: ~3× the PCA "
+                                            "signal); 1 = the official order (normalised, then centred)")
+    pca_pool: int | None = count(None, "images: average-pool k×k pixels before (DP-)PCA; the covariance noise "
+                                 "grows with √D, so 2 halves it (Fashion-MNIST ε = 1: accuracy 0.709 → 0.738); "
+                                 "None = 2 for images of side ≥ 16, else 1; ignored for tables")
+    pca_codes: str = hparam("normalized", "encoder mean: 'normalized' (DPPCA.transform of unit-norm rows, "
+                            "radius 1) or 'raw' (projection of the raw rows, clipped to code_radius)",
+                            choices=("normalized", "raw"))
+    code_radius: float | None = positive(None, "L2 radius of the codes seen by (DP-)EM and the encoder "
+                                         "(None: 1 for 'normalized', 10 for 'raw')")
+    label_shares: str = hparam("dp-mean", "labelled data: 'dp-mean' keeps generated rows so the label shares "
+                               "match the label block of DP-PCA's noisy mean (post-processing, no privacy cost; "
+                               "needs the noisy pca_center) or 'decoder' (as decoded)",
+                               choices=("dp-mean", "decoder"))
+    seed: int = seed_field()
+    device: str = device_field()
 
     @property
     def radius(self) -> float:
@@ -107,19 +99,13 @@ class PGMConfig:
 class P3GMConfig(PGMConfig):
     """P3GM: PGM plus the total budget and its split; the noise is calibrated, never typed in."""
 
-    epsilon: float = _f(1.0, "total privacy budget ε of the run (PCA + EM + DP-SGD, RDP accountant)")
-    delta: float = _f(1e-5, "δ of the (ε, δ) guarantee")
-    encoder_share: float = _f(0.3, "share of the budget spent on DP-PCA + DP-EM (0.1–0.3 works best)")
-    max_grad_norm: float = _f(1.0, "per-example gradient clipping norm C of DP-SGD")
-    reproducible_noise: bool = _f(False, C.REPRODUCIBLE_NOISE_HELP)
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        PrivacyBudget(self.epsilon, self.delta)
-        if not math.isfinite(self.epsilon):
-            raise InvalidParameter("epsilon must be finite for a private model (use pgm/vae for ε = ∞)")
-        check_probability("encoder_share", self.encoder_share)
-        check_positive("max_grad_norm", self.max_grad_norm)
+    epsilon: float = epsilon_field(1.0, "total privacy budget ε of the run (PCA + EM + DP-SGD, RDP "
+                                        "accountant); finite (use pgm/vae for ε = ∞)")
+    delta: float = delta_field()
+    encoder_share: float = hparam(0.3, "share of the budget spent on DP-PCA + DP-EM (0.1–0.3 works best)",
+                                  low=0, high=1, low_open=True, high_open=True, group="budget")
+    max_grad_norm: float = positive(1.0, "per-example gradient clipping norm C of DP-SGD")
+    reproducible_noise: bool = hparam(False, REPRODUCIBLE_NOISE_HELP)
 
 
 @dataclass(frozen=True)
@@ -140,9 +126,12 @@ class P3GM(NeuralSynthesizer):
 
     name = "p3gm"
     label = "P3GM"
+    description = ("P3GM: DP-PCA encoder + DP-EM mixture prior, then a decoder trained with DP-SGD. "
+                   "Spends part of ε on the encoder, the rest on the decoder.")
     config_class = P3GMConfig
     private = True
     variational = True
+    legacy_defaults = {"pca_pool": 1, "mean_clip_norm": 1.0, "label_shares": "decoder"}
 
     def __init__(self, config=None, **overrides):
         super().__init__(config, **overrides)
@@ -152,36 +141,65 @@ class P3GM(NeuralSynthesizer):
         self.mean_clip = 1.0  # R of DP-PCA's mean release (set by fit; saved with the model)
         self.pca_: object | None = None  # the fitted DPPCA (kept for inspection, not saved)
 
-    def fit(self, train: Dataset, budget: PrivacyBudget | None = None,
-            callback: Callback | None = None) -> FitResult:
-        t0 = time.perf_counter()
-        cfg = self.config
-        X, k = C.model_matrix(train)
-        n, D = X.shape
-        if cfg.pca_dim > D:
-            raise InvalidParameter(f"pca_dim ({cfg.pca_dim}) exceeds the number of model columns "
-                                   f"({D} = features + one-hot label)")
-        self.projection = C.image_pool_matrix(train, cfg.pca_pool, D - train.n_features)
-        if self.projection is not None and cfg.pca_dim > self.projection.shape[1]:
-            raise InvalidParameter(f"pca_dim ({cfg.pca_dim}) exceeds the {self.projection.shape[1]} columns "
-                                   f"left after pca_pool={cfg.pca_pool}: lower pca_dim or set pca_pool=1")
-        if cfg.batch_size >= n:
-            raise InvalidParameter(f"batch_size ({cfg.batch_size}) must be smaller than the rows ({n})")
-        eps, delta = self._budget(budget)
-        self.template, self.n_features, self.n_classes = C.empty_template(train), train.n_features, k
-        self.width = D
+    # ------------------------------------------------------------------ plan
+    @classmethod
+    def _resolve(cls, config, facts: DataFacts):
+        """pca_dim fits the columns DP-PCA sees (after pca_pool); None = 30 or fewer."""
+        config, adapted, limits = super()._resolve(config, facts)
+        top = pooled_width(facts.n_features, facts.image_shape, config.pca_pool, facts.n_classes)
+        limits["pca_dim"] = top
+        where = (f"{top} columns left after pca_pool" if top != facts.width
+                 else f"{top} model columns ({facts.n_features} features + {facts.n_classes} label classes)")
+        if config.pca_dim is None:
+            dim = min(PCA_DIM, top)
+            if dim != PCA_DIM:
+                adapted["pca_dim"] = f"{PCA_DIM} → {dim}: the data has {where}"
+            return _replace(config, pca_dim=dim), adapted, limits
+        if config.pca_dim > top:
+            hint = " (lower pca_dim or set pca_pool=1)" if top != facts.width else ""
+            raise InvalidParameter(f"pca_dim ({config.pca_dim}) exceeds the {where}{hint}")
+        return config, adapted, limits
+
+    @classmethod
+    def _warmup_steps(cls, config, is_image: bool) -> int:
+        return config.warmup_steps if (config.pca_codes == "raw" or is_image) else 0
+
+    @classmethod
+    def _preview(cls, config, facts: DataFacts) -> Plan:
+        from dpcore.privacy.accountant import calibrate_p3gm, sgd_schedule
+
+        steps = sgd_schedule(facts.n, config.batch_size, config.epochs)[1]
+        total = 2 + cls._warmup_steps(config, facts.image_shape is not None) + steps
+        if not cls.private:
+            return Plan(cls.name, config, total)
+        from dpcore.privacy.dataset_size import with_count
+
+        cal = calibrate_p3gm(config.epsilon, config.delta, config.encoder_share, facts.n, config.batch_size,
+                             config.epochs, components=config.components, em_iters=config.em_iters,
+                             center=config.pca_center, spent=with_count(facts.spent_ledger())).to_dict()
+        noise = {"σ_p  (DP-PCA)": cal["pca_sigma"], "σ_e  (DP-EM)": cal["em_sigma"],
+                 "σ_s  (DP-SGD)": cal["sgd_sigma"]}
+        return Plan(cls.name, config, total, noise=noise, epsilon=cal["epsilon"], delta=cal["delta"],
+                    ledger=cal["ledger"], details=cal)
+
+    # ------------------------------------------------------------------ fit
+    def _fit(self, run: FitRun) -> None:
+        cfg, train = self.config, run.train
+        X = self._matrix(train)
+        D = X.shape[1]
+        self.projection = image_pool_matrix(train, cfg.pca_pool, D - train.n_features)
         pca_width = D if self.projection is None else self.projection.shape[1]
         self.mean_clip = (float(cfg.mean_clip_norm) if cfg.mean_clip_norm is not None
                           else math.sqrt(pca_width))  # every (pooled) column lies in [0, 1]
-        self.ledger = C.data_ledger(train)
-        noise = NoiseSource.for_config(cfg, self.private)  # PCA, EM, DP-SGD: secret streams
-        gen = C.torch_generator(cfg.seed)
-        n_pub = self._release_count(n, noise.numpy("dataset-size"))  # ñ (ledgered) for P3GM/P3GM-AE, n for PGM
-        steps = sgd_steps(n_pub, cfg.batch_size, cfg.epochs)
-        sig = self._calibrate(eps, delta, n_pub, steps)
-        meter = EpsilonMeter(self.ledger, delta, self.private)
-        warmup = cfg.warmup_steps if (cfg.pca_codes == "raw" or train.is_image) else 0
-        prog = Progress(2 + warmup + steps, callback, meter)
+        noise = run.noise  # PCA, EM, DP-SGD: secret streams
+        gen = networks.torch_generator(cfg.seed)
+        n_pub = run.released_n  # ñ (ledgered) for P3GM/P3GM-AE, n for PGM
+        from dpcore.privacy.accountant import sgd_schedule
+
+        steps = sgd_schedule(n_pub, cfg.batch_size, cfg.epochs)[1]
+        sig = self._calibrate(run.epsilon, run.delta, n_pub, steps)
+        warmup = self._warmup_steps(cfg, train.is_image)
+        prog = run.start(2 + warmup + steps)
 
         Z = self._fit_pca(X, sig, noise)
         if prog.event("pca"):
@@ -194,9 +212,6 @@ class P3GM(NeuralSynthesizer):
             self._warmup(prog, warmup)
         done = self._train(X, gen, sig, prog, noise) if not prog.stopped else 0
         self.calibration["sgd_steps_done"] = done
-        self.fit_result = FitResult(epsilon=meter(), delta=delta, steps=prog.step,
-                                    stopped=prog.stopped, seconds=time.perf_counter() - t0)
-        return self.fit_result
 
     def sample(self, n: int, seed: int | None = None) -> Dataset:
         """z ~ the MoG prior, rows = decoder(z); with label_shares='dp-mean' the rows are kept per
@@ -258,7 +273,7 @@ class P3GM(NeuralSynthesizer):
         cfg = self.config
         cal = calibrate_p3gm(eps, delta, cfg.encoder_share, n, cfg.batch_size, cfg.epochs,
                              components=cfg.components, em_iters=cfg.em_iters, center=cfg.pca_center,
-                             spent=self.ledger)  # fit() starts self.ledger with C.data_ledger(train)
+                             spent=self.ledger)  # fit() starts self.ledger with the data ledger
         sig = {"pca_sigma": cal.pca_sigma, "em_sigma": cal.em_sigma, "sgd_sigma": cal.sgd_sigma,
                "mean_sigma": cal.mean_sigma}
         self.calibration = {**sig, "planned_epsilon": cal.epsilon, "sgd_steps": steps}
@@ -306,8 +321,8 @@ class P3GM(NeuralSynthesizer):
 
     def _build_nets(self, width: int, gen: torch.Generator) -> None:
         cfg = self.config
-        self.decoder = C.seeded_mlp([cfg.pca_dim, cfg.hidden, width], gen).to(self.device)
-        self.encoder = (C.seeded_mlp([width, cfg.hidden, cfg.pca_dim], gen).to(self.device)
+        self.decoder = networks.seeded_mlp([cfg.pca_dim, cfg.hidden, width], gen).to(self.device)
+        self.encoder = (networks.seeded_mlp([width, cfg.hidden, cfg.pca_dim], gen).to(self.device)
                         if self.variational else None)
         if self.encoder is not None and self.mog:
             # Start q(z|x) as wide as the prior per dimension (log of the mean prior variance):
@@ -327,7 +342,7 @@ class P3GM(NeuralSynthesizer):
         opt = torch.optim.Adam(self.decoder.parameters(), lr=cfg.lr)
         rng = np.random.default_rng([cfg.seed, 1])
         for _ in range(steps):
-            z, _ = C.mog_sample(cfg.batch_size, self.mog["weights"], self.mog["means"],
+            z, _ = mog_sample(cfg.batch_size, self.mog["weights"], self.mog["means"],
                                 self.mog["variances"], rng)
             z = torch.as_tensor(clip_codes(z, self.code_radius), device=self.device)
             target = z @ comps.T + mean
@@ -341,7 +356,7 @@ class P3GM(NeuralSynthesizer):
             loss.backward()
             opt.step()
             value = float(loss.detach())
-            C.check_finite(value, "warmup", prog.step + 1)
+            check_finite(value, "warmup", prog.step + 1)
             if not prog.event("warmup", {"recon": value, "loss": value}):
                 return
 
@@ -367,7 +382,7 @@ class P3GM(NeuralSynthesizer):
             logvar = self._logvar(x)
             e = torch.randn(mu.shape, generator=noise_gen, device=self.device)
             z = mu + torch.exp(0.5 * logvar) * e
-            kl = C.diag_gauss_logpdf(z, mu, logvar) - C.mog_logpdf(z, weights, means, variances)
+            kl = diag_gauss_logpdf(z, mu, logvar) - mog_logpdf(z, weights, means, variances)
             return {"recon": self._recon(self.decoder(z), x), "kl": kl}
 
         return train_sgd(module, loss_fn, n=X.shape[0], batch_size=cfg.batch_size,
@@ -387,19 +402,11 @@ class P3GM(NeuralSynthesizer):
     def _extra_json(self) -> dict:
         return {"code_radius": self.code_radius, "mean_clip": self.mean_clip}
 
-    # fields added after the first release, with the values the models saved before them used
-    _LEGACY = {"pca_pool": 1, "mean_clip_norm": 1.0, "label_shares": "decoder"}
-
-    @classmethod
-    def _saved_config(cls, values: dict) -> dict:
-        fields = {f.name for f in dataclasses.fields(cls.config_class)}
-        return {**{k: v for k, v in cls._LEGACY.items() if k in fields}, **values}
-
-    def _restore(self, tensors, meta) -> None:
+    def _restore_extra(self, tensors, meta) -> None:
         self.pca = {k: tensors[f"pca.{k}"].numpy() for k in ("components", "mean")}
         self.projection = tensors["pca.projection"].numpy() if "pca.projection" in tensors else None
-        self.code_radius = C.as_float(meta["code_radius"])
-        self.mean_clip = C.as_float(meta.get("mean_clip", 1.0))
+        self.code_radius = as_float(meta["code_radius"])
+        self.mean_clip = as_float(meta.get("mean_clip", 1.0))
 
 
 class PGM(P3GM):
@@ -407,6 +414,7 @@ class PGM(P3GM):
 
     name = "pgm"
     label = "PGM (ε = ∞)"
+    description = "PGM: P3GM without noise (ε = ∞) — the non-private ceiling of the same architecture."
     config_class = PGMConfig
     private = False
 
@@ -416,5 +424,6 @@ class P3GMAE(P3GM):
 
     name = "p3gm-ae"
     label = "P3GM-AE"
+    description = "P3GM-AE: P3GM with a deterministic encoder (the PCA code itself); only the decoder learns."
     config_class = P3GMAEConfig
     variational = False

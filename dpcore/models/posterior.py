@@ -26,7 +26,9 @@ import torch
 
 from dpcore.data.dataset import Dataset
 from dpcore.errors import InvalidParameter, check_int
-from dpcore.models import _common as C
+from dpcore.models.mixture import diag_gauss_logpdf, mog_logpdf
+from dpcore.models.networks import decode_mean
+from dpcore.models.rows import split_output
 
 
 def posterior_resample(model, data: Dataset, *, mcmc_steps: int = 0, seed: int | None = None,
@@ -51,7 +53,7 @@ def posterior_resample(model, data: Dataset, *, mcmc_steps: int = 0, seed: int |
     prior = {k: torch.as_tensor(v, device=dev) for k, v in model.mog.items()}
 
     def log_target(z: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
-        return (C.mog_logpdf(z, prior["weights"], prior["means"], prior["variances"])
+        return (mog_logpdf(z, prior["weights"], prior["means"], prior["variances"])
                 - model._recon(dec(z), x))
 
     outs, accepted, proposals = [], 0.0, 0
@@ -66,19 +68,19 @@ def posterior_resample(model, data: Dataset, *, mcmc_steps: int = 0, seed: int |
 
             z = draw()
             if mcmc_steps:
-                lp, lq = log_target(z, x), C.diag_gauss_logpdf(z, mu, logvar)
+                lp, lq = log_target(z, x), diag_gauss_logpdf(z, mu, logvar)
                 for _ in range(mcmc_steps):
                     zp = draw()
-                    lpp, lqp = log_target(zp, x), C.diag_gauss_logpdf(zp, mu, logvar)
+                    lpp, lqp = log_target(zp, x), diag_gauss_logpdf(zp, mu, logvar)
                     u = torch.rand(len(z), generator=gen).to(dev)
                     take = torch.log(u) < (lpp - lp) + (lq - lqp)
                     z = torch.where(take[:, None], zp, z)
                     lp, lq = torch.where(take, lpp, lp), torch.where(take, lqp, lq)
                     accepted += float(take.sum())
                     proposals += len(take)
-            outs.append(C.decode_mean(dec(z), model.config.likelihood).cpu().numpy())
+            outs.append(decode_mean(dec(z), model.config.likelihood).cpu().numpy())
     rows = np.concatenate(outs) if outs else np.zeros((0, model.width), np.float32)
-    feats, labels = C.split_output(rows, model.n_features, model.n_classes)
+    feats, labels = split_output(rows, model.n_features, model.n_classes)
     info = {"mcmc_steps": mcmc_steps, "acceptance": accepted / proposals if proposals else None}
     out = model.template.with_features(feats, labels)
     meta = {**out.meta, "release": "posterior_resamples", "covered_by_epsilon": False}

@@ -8,62 +8,47 @@ reports.
 """
 from __future__ import annotations
 
-import math
-import time
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 from torch import nn
 
-from dpcore.data.dataset import Dataset
-from dpcore.errors import InvalidParameter, check_int, check_positive
-from dpcore.models import _common as C
-from dpcore.models._neural import NeuralSynthesizer
-from dpcore.models._training import EpsilonMeter, Progress, sgd_steps, train_sgd
-from dpcore.models.base import Callback, FitResult, PrivacyBudget
-from dpcore.privacy.randomness import NoiseSource
-
-
-_f = C.hparam
+from dpcore.models import networks
+from dpcore.models.params import (REPRODUCIBLE_NOISE_HELP, ModelConfig, count, delta_field, device_field,
+                                  epsilon_field, hparam, positive, seed_field)
+from dpcore.models.prior_decoder import NeuralSynthesizer
+from dpcore.models.synthesizer import FitRun
+from dpcore.models.training import train_sgd
 
 
 @dataclass(frozen=True)
-class VAEConfig:
+class VAEConfig(ModelConfig):
     """Hyperparameters of the non-private VAE (ε = ∞)."""
 
-    latent_dim: int = _f(30, "latent dimension")
-    hidden: int = _f(1000, "hidden units of the encoder and decoder MLPs")
-    epochs: int = _f(10, "passes over the training rows")
-    batch_size: int = _f(300, "(expected) batch size")
-    lr: float = _f(1e-3, "Adam learning rate")
-    likelihood: str = _f("bernoulli", "decoder likelihood: 'bernoulli' (cross-entropy) or 'gaussian' (squared error)")
-    recon_scale: float = _f(0.7071, "standard deviation of the Gaussian likelihood (0.707: plain squared error)")
-    label_weight: float = _f(1.0, "weight of the one-hot label block in the reconstruction loss")
-    seed: int = _f(0, C.SEED_HELP)
-    device: str = _f("cpu", "'cpu', 'cuda' or 'auto' (CUDA when available)")
-
-    def __post_init__(self) -> None:
-        C.check_common(self)
-        check_int("latent_dim", self.latent_dim)
-        check_positive("label_weight", self.label_weight)
+    latent_dim: int = count(30, "latent dimension", group="main", typical=(1, 100))
+    hidden: int = count(1000, "hidden units of the encoder and decoder MLPs")
+    epochs: int = count(10, "passes over the training rows", group="main", typical=(1, 50))
+    batch_size: int | None = count(None, "(expected) batch size; None = 300, or a quarter of the rows "
+                                         "when 300 is not below them", auto=300)
+    lr: float = positive(1e-3, "Adam learning rate")
+    likelihood: str = hparam("bernoulli", "decoder likelihood: 'bernoulli' (cross-entropy) or 'gaussian' "
+                                          "(squared error)", choices=("bernoulli", "gaussian"))
+    recon_scale: float = positive(0.7071, "standard deviation of the Gaussian likelihood (0.707: plain squared error)")
+    label_weight: float = positive(1.0, "weight of the one-hot label block in the reconstruction loss")
+    seed: int = seed_field()
+    device: str = device_field()
 
 
 @dataclass(frozen=True)
 class DPVAEConfig(VAEConfig):
     """DP-VAE: the VAE trained with DP-SGD; σ is calibrated to the total ε, never typed in."""
 
-    epsilon: float = _f(1.0, "total privacy budget ε (DP-SGD, RDP accountant)")
-    delta: float = _f(1e-5, "δ of the (ε, δ) guarantee")
-    max_grad_norm: float = _f(1.0, "per-example gradient clipping norm C")
-    reproducible_noise: bool = _f(False, C.REPRODUCIBLE_NOISE_HELP)
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        PrivacyBudget(self.epsilon, self.delta)
-        if not math.isfinite(self.epsilon):
-            raise InvalidParameter("epsilon must be finite for dp-vae (use vae for ε = ∞)")
-        check_positive("max_grad_norm", self.max_grad_norm)
+    epsilon: float = epsilon_field(1.0, "total privacy budget ε (DP-SGD, RDP accountant); finite "
+                                        "(use vae for ε = ∞)")
+    delta: float = delta_field()
+    max_grad_norm: float = positive(1.0, "per-example gradient clipping norm C")
+    reproducible_noise: bool = hparam(False, REPRODUCIBLE_NOISE_HELP)
 
 
 class VAE(NeuralSynthesizer):
@@ -71,37 +56,31 @@ class VAE(NeuralSynthesizer):
 
     name = "vae"
     label = "VAE (ε = ∞)"
+    description = "VAE: a plain variational autoencoder, no privacy (ε = ∞)."
     config_class = VAEConfig
     private = False
 
-    def fit(self, train: Dataset, budget: PrivacyBudget | None = None,
-            callback: Callback | None = None) -> FitResult:
-        t0 = time.perf_counter()
-        cfg = self.config
-        X, k = C.model_matrix(train)
+    def _fit(self, run: FitRun) -> None:
+        cfg, train = self.config, run.train
+        X = self._matrix(train)
         n, D = X.shape
-        if cfg.batch_size >= n:
-            raise InvalidParameter(f"batch_size ({cfg.batch_size}) must be smaller than the rows ({n})")
-        eps, delta = self._budget(budget)
-        self.template, self.n_features, self.n_classes, self.width = C.empty_template(train), train.n_features, k, D
-        self.ledger = C.data_ledger(train)
         d = cfg.latent_dim
         self.mog = {"weights": np.ones(1, np.float32), "means": np.zeros((1, d), np.float32),
                     "variances": np.ones((1, d), np.float32)}
-        gen = C.torch_generator(cfg.seed)
-        noise = NoiseSource.for_config(cfg, self.private)  # count, coins and DP-SGD noise
-        n_pub = self._release_count(n, noise.numpy("dataset-size"))  # ñ (ledgered) for DP-VAE, n for the VAE
-        steps = sgd_steps(n_pub, cfg.batch_size, cfg.epochs)
+        gen = networks.torch_generator(cfg.seed)
+        n_pub = run.released_n  # ñ (ledgered) for DP-VAE, n for the VAE
+        from dpcore.privacy.accountant import sgd_schedule
+
+        steps = sgd_schedule(n_pub, cfg.batch_size, cfg.epochs)[1]
         sigma = 0.0
         if self.private:
             from dpcore.privacy.accountant import calibrate_sgd
             from dpcore.privacy.dataset_size import sampling_rate
 
-            sigma = float(calibrate_sgd(eps, delta, sampling_rate(cfg.batch_size, n_pub), steps,
+            sigma = float(calibrate_sgd(run.epsilon, run.delta, sampling_rate(cfg.batch_size, n_pub), steps,
                                         spent=self.ledger))  # the ledger holds the count already
         self.calibration = {"sgd_sigma": sigma, "sgd_steps": steps} if self.private else {"sgd_steps": steps}
-        meter = EpsilonMeter(self.ledger, delta, self.private)
-        prog = Progress(steps, callback, meter)
+        prog = run.start(steps)
         self._build_nets(D, gen)
         Xt = torch.as_tensor(X, device=self.device)
         noise_gen = gen if self.device.type == "cpu" else torch.Generator(self.device).manual_seed(cfg.seed)
@@ -118,11 +97,8 @@ class VAE(NeuralSynthesizer):
                          private=self.private, ledger=self.ledger, noise_multiplier=sigma,
                          max_grad_norm=getattr(cfg, "max_grad_norm", 1.0), generator=noise_gen,
                          device=self.device, progress=prog, name="dp-sgd (vae)",
-                         released_n=self.released_rows, noise=noise)
+                         released_n=self.released_rows, noise=run.noise)
         self.calibration["sgd_steps_done"] = done
-        self.fit_result = FitResult(epsilon=meter(), delta=delta, steps=prog.step,
-                                    stopped=prog.stopped, seconds=time.perf_counter() - t0)
-        return self.fit_result
 
     def encode(self, x) -> np.ndarray:
         """Encoder means μ(x)."""
@@ -142,8 +118,8 @@ class VAE(NeuralSynthesizer):
     def _build_nets(self, width: int, gen: torch.Generator) -> None:
         cfg = self.config
         d = cfg.latent_dim
-        self.encoder = C.GaussianEncoder(C.seeded_mlp([width, cfg.hidden, 2 * d], gen), d).to(self.device)
-        self.decoder = C.seeded_mlp([d, cfg.hidden, width], gen).to(self.device)
+        self.encoder = networks.GaussianEncoder(networks.seeded_mlp([width, cfg.hidden, 2 * d], gen), d).to(self.device)
+        self.decoder = networks.seeded_mlp([d, cfg.hidden, width], gen).to(self.device)
 
 
 class DPVAE(VAE):
@@ -151,5 +127,6 @@ class DPVAE(VAE):
 
     name = "dp-vae"
     label = "DP-VAE"
+    description = "DP-VAE: the whole VAE trained with DP-SGD — the usual baseline P3GM improves on."
     config_class = DPVAEConfig
     private = True

@@ -265,11 +265,3 @@ class DPSGD:
             warnings.warn(f"DPSGD: parameters {list(names)} are not used only by nn.Linear "
                           "layers; their per-example norms use the slower autograd path",
                           stacklevel=3)
-
-
-def expected_steps(n: int, expected_batch_size: float, epochs: float) -> int:
-    """Steps for `epochs` passes under Poisson sampling: ⌈E·n/B⌉ (the P3GM accounting, §1), from
-    accountant.sgd_schedule, the one formula; pass the released count ñ as n in a private run."""
-    from dpcore.privacy.accountants.calibrate import sgd_schedule
-
-    return sgd_schedule(n, expected_batch_size, epochs)[1]

@@ -13,7 +13,7 @@ import numpy as np
 
 from dpcore.data.dataset import Dataset
 from dpcore.errors import InvalidParameter
-from dpcore.models._common import atomic_write_bytes
+from dpcore.io import atomic_write_bytes
 
 FORMATS = (".csv", ".npz", ".png")
 

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from dpcore.errors import InvalidParameter, RunError
-from dpcore.models._common import atomic_write_json
+from dpcore.io import atomic_write_json
 from dpcore.runs.safety import RunLock
 from dpcore.runs.store import _NAME_RE, PARTIAL, Run, RunConfig, now_iso
 

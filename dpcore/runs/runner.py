@@ -31,43 +31,38 @@ def _one_line(exc: BaseException) -> str:
 
 
 def prepare(config: RunConfig | dict):
-    """Validate a config and load its data *before* any folder is made: (config, model, train).
+    """Validate a config against its data *before* any folder is made: (config, model, train, plan).
 
-    Bad arguments (unknown model, ε ≤ 0, pca_dim > columns) raise here, as one-line DPCoreErrors.
+    The model's `plan` checks every rule (unknown model, ε ≤ 0, pca_dim > the columns left after
+    pooling, batch ≥ rows, step caps) as one-line DPCoreErrors and fills in the defaults that adapt
+    to the data; the returned config holds those values, so config.json says what trained.
     """
     from dpcore.models import get_model
 
     cfg = config if isinstance(config, RunConfig) else RunConfig.from_dict(config)
     cls = get_model(cfg.model)
-    model = cls(cfg.model_config())
     train, _ = cfg.data.load()
-    if {"epochs", "batch_size"} <= set(cfg.params):
-        from dpcore.limits import check_steps
-
-        check_steps(cfg.params["epochs"], train.n, cfg.params["batch_size"])
-    pca_dim = cfg.params.get("pca_dim")
-    if pca_dim is not None:
-        width = train.n_features + train.n_classes
-        if pca_dim > width:
-            from dpcore.errors import InvalidParameter
-
-            raise InvalidParameter(f"pca_dim ({pca_dim}) exceeds the number of model columns ({width} = "
-                                   f"{train.n_features} features + {train.n_classes} label classes)")
-    return cfg, model, train
+    plan = cls.plan(cfg.model_config(), train)
+    cfg = RunConfig(cfg.model, plan.params, cfg.data, cfg.name)
+    return cfg, cls(plan.config), train, plan
 
 
 def train_run(config: RunConfig | dict, root, callback: EventFn | None = None, *,
               name: str | None = None, overwrite: bool = False,
-              stop: threading.Event | None = None, on_created: Callable[[Run], None] | None = None) -> Run:
+              stop: threading.Event | None = None, on_created: Callable[[Run], None] | None = None,
+              on_plan: Callable | None = None) -> Run:
     """Train one run to completion (or until `callback` returns False / `stop` is set); returns it.
 
-    The run is created only after the config and data validate, trains in ROOT/.NAME.partial-XXXX
+    The run is created only after the config and data validate (`prepare`; `on_plan(plan)` then
+    sees the model's plan, e.g. the defaults it adapted), trains in ROOT/.NAME.partial-XXXX
     under an exclusive lock on NAME and moves to ROOT/NAME when it ends (a finished run replaces
     the old one under `overwrite`; a failed one never does). status.json carries the process's pid,
     host and a heartbeat, so a killed run reads as "interrupted". On a NaN loss or any error the
     run is saved as "failed" with a one-line message and the error is re-raised.
     """
-    cfg, model, train = prepare(config)
+    cfg, model, train, plan = prepare(config)
+    if on_plan is not None:
+        on_plan(plan)
     run, lock = begin_run(root, name, cfg, overwrite=overwrite)
     try:
         return _train_locked(run, cfg, model, train, callback, stop, on_created)

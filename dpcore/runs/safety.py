@@ -197,7 +197,7 @@ def ledger_records(records, where: str):
 def check_model_files(model_dir: Path, model: str) -> None:
     """model.json (every field, classes from the allow-list) and its config before any loading."""
     from dpcore.models import MODELS
-    from dpcore.models._common import read_model_meta
+    from dpcore.models.saved import read_model_meta
 
     meta = read_model_meta(model_dir, model)
     check_fields(MODELS[model].config_class, meta["config"], "model.json config")

@@ -110,7 +110,7 @@ def select_private(spec: SweepSpec, root, *, distribution: str = NEGATIVE_BINOMI
     plan = _load_plan(root, spec.name, dist, len(points))
     if plan is None:
         plan = _draw_plan(len(points), dist)
-        from dpcore.models._common import atomic_write_json
+        from dpcore.io import atomic_write_json
 
         atomic_write_json(_plan_path(root, spec.name), plan)
     jobs = []

@@ -24,7 +24,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from dpcore.errors import DPCoreError, InvalidParameter, RunError, check_probability
-from dpcore.models._common import atomic_write_json, config_to_dict, dumps
+from dpcore.io import atomic_write_json, dumps
+from dpcore.models.params import config_to_dict
 from dpcore.privacy.ledger import PrivacyLedger
 from dpcore.runs.safety import (as_number, check_config, check_ledger, check_model_files, check_status,
                                 is_alive, ledger_records, read_json,
@@ -105,7 +106,7 @@ class RunConfig:
 
     def model_config(self):
         from dpcore.models import config_class
-        from dpcore.models._common import config_from_dict
+        from dpcore.models.params import config_from_dict
 
         return config_from_dict(config_class(self.model), dict(self.params))
 

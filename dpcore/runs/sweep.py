@@ -367,7 +367,7 @@ def execute(jobs: list[dict], root, scores, prog: Progress, *, backend: str = "a
 
 
 def save_summary(root, name: str, summary: dict) -> Path:
-    from dpcore.models._common import atomic_write_json
+    from dpcore.io import atomic_write_json
 
     path = Path(root) / SWEEPS_DIR / f"{name}.json"
     path.parent.mkdir(parents=True, exist_ok=True)

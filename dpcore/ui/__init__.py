@@ -7,7 +7,7 @@ Pages use `from dpcore import ui` and the names below; each lives in the module 
 
 - `nav`: navigation guard, error display (`guard`), runs root, upload limit, ε / time formatting
 - `data`: the session's data choice, loading it (cached), CSV uploads
-- `forms`: the Train page's settings widgets, model facts, the calibration preview
+- `forms`: the Train page's settings widgets, model facts, the model's plan (noise preview)
 - `live`: the session's live run and ε sweep, the sidebar status line
 - `cache`: per-run cached bundle and evaluations (keyed by run name + mtime)
 - `picker`: listing and choosing saved runs, their saved scores
@@ -21,8 +21,8 @@ from dpcore.ui.cache import (attack_estimate_seconds, attacks, bundle, canary_au
 from dpcore.ui.coverage import lvae_guarantee, what_eps_covers
 from dpcore.ui.data import (DEFAULT_DATASET, data_choice, data_config_fields, data_label, default_data_choice,
                             load_data, parse_table, parse_upload, save_upload, set_data_choice)
-from dpcore.ui.forms import (DEFAULT_MODEL, EPSILON_CHOICES, MODEL_BLURBS, calibration_preview, coerce_param,
-                             config_fields, config_widget, default_delta, model_info, remember_params,
+from dpcore.ui.forms import (DEFAULT_MODEL, EPSILON_CHOICES, coerce_param, config_fields, config_widget,
+                             data_facts_json, default_delta, model_info, plan_preview, remember_params,
                              remembered_params)
 from dpcore.ui.live import (POLL_SECONDS, LiveRun, live_run, set_live_run, set_sweep_state, sidebar_status,
                             sweep_state)
@@ -31,11 +31,12 @@ from dpcore.ui.nav import (EPSILON_EXPLAINER, fmt_eps, fmt_seconds, guard, runs_
 from dpcore.ui.picker import choose_runs, headline_missing, list_runs, model_runs, run_picker, utility_points
 
 __all__ = [
-    "DEFAULT_DATASET", "DEFAULT_MODEL", "EPSILON_CHOICES", "EPSILON_EXPLAINER", "MODEL_BLURBS", "POLL_SECONDS",
-    "LiveRun", "attack_estimate_seconds", "attacks", "bundle", "canary_audit", "calibration_preview", "choose_runs", "coerce_param", "config_fields", "config_widget",
-    "data_choice", "data_config_fields", "data_label", "default_data_choice", "default_delta",
-    "fmt_eps", "fmt_seconds", "guard", "headline_missing", "key", "latent", "list_runs",
-    "live_run", "load_data", "marginals", "model_info", "model_runs", "one_way", "parse_table", "parse_upload",
+    "DEFAULT_DATASET", "DEFAULT_MODEL", "EPSILON_CHOICES", "EPSILON_EXPLAINER", "POLL_SECONDS",
+    "LiveRun", "attack_estimate_seconds", "attacks", "bundle", "canary_audit", "choose_runs", "coerce_param",
+    "config_fields", "config_widget", "data_choice", "data_config_fields", "data_facts_json", "data_label",
+    "default_data_choice", "default_delta", "fmt_eps", "fmt_seconds", "guard", "headline_missing", "key",
+    "latent", "list_runs", "live_run", "load_data", "marginals", "model_info", "model_runs", "one_way",
+    "parse_table", "parse_upload", "plan_preview",
     "remember_params", "remembered_params", "report_html", "run_mtime", "run_picker", "runs_root", "samples",
     "save_upload", "set_data_choice", "set_live_run", "set_sweep_state", "sidebar_status", "sweep_state",
     "synthetic_csv", "synthetic_warnings", "upload_limit_bytes", "utility", "utility_points", "lvae_guarantee", "what_eps_covers",

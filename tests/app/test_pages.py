@@ -421,3 +421,25 @@ def test_train_page_offers_the_marginal_models(runs_dir):
         keys = " ".join(str(getattr(w, "key", "")) for w in at.number_input) + " ".join(
             str(getattr(w, "key", "")) for w in at.text_input)
         assert f"train.{model}.adv.bins" in keys
+
+
+def test_train_page_trains_a_six_column_csv_with_default_settings(runs_dir):
+    """A first run on a small table: pca_dim and batch_size adapt to it instead of failing."""
+    import numpy as np
+
+    rng = np.random.default_rng(1)
+    lines = ["a,b,c,d,e,f"] + [",".join(f"{v:.3f}" for v in rng.normal(0, 1, 6)) for _ in range(200)]
+    at = _app()
+    at.segmented_control(key="data.source").set_value("Upload a CSV").run()
+    at.file_uploader(key="data.upload").set_value(("six.csv", "\n".join(lines).encode(), "text/csv")).run()
+    at.selectbox(key="data.target").set_value("(none)").run()  # 6 feature columns, no label
+    at.button(key="data.use_csv").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert html.unescape(at.subheader[0].value) == "Active dataset: six.csv", [s.value for s in at.subheader]
+    at.switch_page("pages/train.py").run()
+    assert not at.exception and not at.error
+    assert any("batch_size" in i.value for i in at.info), [i.value for i in at.info]
+    assert at.slider(key="train.p3gm.pca_dim.6").value == 6
+    at.button(key="train.start").click().run()
+    live = _wait(at)
+    assert live.status == "done", live.handle.error

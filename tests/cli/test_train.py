@@ -170,3 +170,22 @@ def test_schema_file_gives_the_target_and_a_conflict_fails_first(tmp_path, capsy
     assert main(["train", "--model", "mst", "--data", str(csv), "--schema", str(schema), "--target", "a",
                  "--out", str(tmp_path / "x")]) == 2
     assert "differs from the schema's target 'y'" in capsys.readouterr().err
+
+
+def six_column_csv(path, rows=200):
+    """A first user's table: 6 numeric columns, fewer rows than the default batch of 300."""
+    rng = np.random.default_rng(1)
+    lines = ["a,b,c,d,e,f"] + [",".join(f"{v:.3f}" for v in rng.normal(0, 1, 6)) for _ in range(rows)]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_six_column_csv_trains_with_default_settings(tmp_path, capsys):
+    csv = six_column_csv(tmp_path / "six.csv")
+    assert main(["train", "--model", "p3gm", "--data", str(csv), "--out", str(tmp_path / "r" / "six"),
+                 "--json"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert res["status"] == "done" and res["params"]["pca_dim"] == 6 and res["params"]["batch_size"] == 45
+    assert set(res["adapted"]) == {"pca_dim", "batch_size"} and "6 model columns" in res["adapted"]["pca_dim"]
+    assert main(["train", "--model", "vae", "--data", str(csv), "--out", str(tmp_path / "r" / "vae")]) == 0
+    assert "adapted to the data: batch_size 300 → 45" in capsys.readouterr().out

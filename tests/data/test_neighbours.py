@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from dpcore.data import dataset_from_frame, read_csv, train_test_split
-from dpcore.models._common import empty_template, template_to_json
+from dpcore.models.saved import empty_template, template_to_json
 
 N = 400
 ROWS = pd.DataFrame({

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from dpcore.models import _common as C
+from dpcore.models.saved import load_tensors
 from dpcore.models.base import PrivacyBudget
 from dpcore.models.gswgan import (CriticEnsemble, GSWGAN, GSWGANConfig, _Generator,
                                   generator_backward)
@@ -135,7 +135,7 @@ def test_fit_ledger_sample_save_load(digits, tmp_path):
     np.testing.assert_array_equal(back.sample(30, seed=4).features, s.features)
     np.testing.assert_array_equal(back.sample(30, seed=4).labels, s.labels)
     assert back.privacy_ledger().records == led.records
-    assert not any("critic" in k for k in C.load_tensors(tmp_path / "g" / "weights.safetensors"))
+    assert not any("critic" in k for k in load_tensors(tmp_path / "g" / "weights.safetensors"))
 
 
 def test_stop_and_paper_preset(digits):

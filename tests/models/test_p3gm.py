@@ -6,8 +6,8 @@ import pytest
 
 from dpcore.data import load_split
 from dpcore.errors import InvalidParameter
-from dpcore.models import get_model, load_model, make_model
-from dpcore.models._common import model_matrix
+from dpcore.models import load_model, make_model
+from dpcore.models.rows import model_matrix
 from dpcore.privacy.accountant import epsilon as accountant_epsilon
 from dpcore.privacy.mechanisms import clip_rows
 
@@ -92,18 +92,6 @@ def test_raw_codes_and_several_components(digits):
     assert model.sample(10, seed=0).n == 10
 
 
-def test_save_load_samples_the_same_rows(fitted, tmp_path):
-    for name, (model, _, _) in fitted.items():
-        model.save(tmp_path / name)
-        again = load_model(tmp_path / name)
-        assert type(again) is get_model(name)
-        a, b = model.sample(20, seed=3), again.sample(20, seed=3)
-        np.testing.assert_array_equal(a.features, b.features)
-        np.testing.assert_array_equal(a.labels, b.labels)
-        assert again.privacy_ledger().to_list() == model.privacy_ledger().to_list()
-        assert again.fit_result == model.fit_result
-
-
 def test_same_seed_same_model_only_without_privacy(fitted, digits):
     """P3GM's noise is secret: the same seed trains another model (the same ε; the step count follows
     the noisy row count, so it may differ by one); PGM (ε = ∞) repeats exactly. (reproducible_noise: tests/privacy/test_secret_noise_attacks.py.)"""
@@ -186,7 +174,7 @@ def test_dp_estimated_bounds_are_in_the_models_ledger(tmp_path, name):
 def test_pooled_pca_codes_and_persistence(digits, tmp_path):
     """pca_pool=2 on 8×8 digits: DP-PCA sees 2×2 block means (+ the label block); the encoder mean is
     the DP-PCA projection of exactly those pooled rows, and a reload keeps the pooling."""
-    from dpcore.models._common import image_pool_matrix
+    from dpcore.models.rows import image_pool_matrix
     from dpcore.models.p3gm import P3GM
 
     train, test = digits

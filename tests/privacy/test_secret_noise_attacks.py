@@ -11,7 +11,7 @@ import pytest
 
 from dpcore.data import load_split
 from dpcore.models import load_model, make_model
-from dpcore.models._common import model_matrix
+from dpcore.models.rows import model_matrix
 from dpcore.privacy.dp_pca import MEAN_RECORD
 from dpcore.privacy.mechanisms import clip_rows
 from dpcore.privacy.randomness import NoiseSource

@@ -89,12 +89,12 @@ def test_background_training_and_stop(tmp_path):
 def test_nan_loss_fails_the_run_with_one_line(tmp_path, monkeypatch):
     import torch
 
-    from dpcore.models import _common
+    from dpcore.models import networks
 
     def nan_loss(logits, x, *a, **k):
         return (logits * float("nan")).sum(1)
 
-    monkeypatch.setattr(_common, "recon_per_example", nan_loss)
+    monkeypatch.setattr(networks, "recon_per_example", nan_loss)
     with pytest.raises(RunError, match="NaN|nan"):
         train_run(cfg("vae"), tmp_path, name="bad")
     run = Run.load(tmp_path / "bad")

@@ -26,8 +26,7 @@ def structure(run: Run):
 def check_calibrated(run: Run) -> None:
     """The run's σ's and steps are exactly what its config calibrates to at its released noisy
     row count ñ (the count's noise is secret, so ñ, and with it q, T and σ_s, differ per run)."""
-    from dpcore.models._training import sgd_steps
-    from dpcore.privacy.accountant import calibrate_p3gm
+    from dpcore.privacy.accountant import calibrate_p3gm, sgd_schedule
     from dpcore.privacy.ledger import PrivacyLedger
 
     led, p = run.ledger(), run.config.params
@@ -38,7 +37,7 @@ def check_calibrated(run: Run) -> None:
     sig = {r.name: r for r in led}
     assert sig["dp-pca"].noise_multiplier == pytest.approx(cal.pca_sigma, rel=1e-9)
     assert sig["dp-sgd"].noise_multiplier == pytest.approx(cal.sgd_sigma, rel=1e-9)
-    assert sig["dp-sgd"].steps == sgd_steps(n, p["batch_size"], p["epochs"])
+    assert sig["dp-sgd"].steps == sgd_schedule(n, p["batch_size"], p["epochs"])[1]
     em = [r.noise_multiplier for r in led if r.name.startswith("dp-em")]
     assert len(em) == 3 and em == pytest.approx([cal.em_sigma] * 3, rel=1e-9)
 

@@ -70,8 +70,7 @@ class Calibration:
 def sgd_schedule(n: int, batch: int, epochs: float) -> tuple[float, int]:
     """(q, steps) of Poisson-sampled DP-SGD: q = min(1, B/N), steps = ⌈E·N/B⌉ (docs/references.md#dp-sgd).
 
-    The one place this schedule is computed (models/_training.sgd_steps and dpsgd.expected_steps
-    call it). In a run N is the released noisy count ñ (dpcore.privacy.dataset_size), never the
+    The one place this schedule is computed (the models' `plan` and `fit` call it). In a run N is the released noisy count ñ (dpcore.privacy.dataset_size), never the
     true row count, so q and the steps are public; ñ may fall below B, hence the clamp q ≤ 1.
     """
     n = check_int("n", n)

@@ -12,7 +12,7 @@ from typing import Callable
 import torch
 from torch import nn
 
-from dpcore.models._common import check_finite
+from dpcore.errors import RunError
 from dpcore.models.base import Callback, TrainingEvent, emit
 from dpcore.privacy.ledger import PrivacyLedger
 from dpcore.privacy.randomness import NoiseSource
@@ -63,14 +63,10 @@ class Progress:
         return not self.stopped
 
 
-def sgd_steps(n: int, batch_size: int, epochs: int) -> int:
-    """Steps the accountant assumes for DP-SGD: ⌈E·N/B⌉ (accountant.sgd_schedule, the one formula).
-
-    Private models pass the released noisy count ñ as N (dpcore.privacy.dataset_size).
-    """
-    from dpcore.privacy.accountants.calibrate import sgd_schedule
-
-    return sgd_schedule(n, batch_size, epochs)[1]
+def check_finite(value: float, phase: str, step: int) -> None:
+    """A NaN or infinite loss ends the run with one line saying where."""
+    if not math.isfinite(value):
+        raise RunError(f"training diverged: loss is {value} in phase {phase!r} at step {step}")
 
 
 def train_sgd(module: nn.Module, loss_fn: LossFn, *, n: int, batch_size: int, steps: int, lr: float,

@@ -1,0 +1,71 @@
+"""Files that are never seen half-written: atomic writes and the workbench's JSON dialect.
+
+Why here and not in a model or run module: run folders, saved models and reports all write through
+these, and none of them should import another's private helpers to do so.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from dpcore.errors import RunError
+
+
+def atomic_write_bytes(path: str | os.PathLike, payload: bytes) -> None:
+    """Write via a temporary file + os.replace, so a crash never leaves a half-written file."""
+    path = Path(path)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    except FileNotFoundError:  # never re-create a folder (e.g. a run deleted while it trains)
+        raise RunError(f"cannot write {str(path)!r}: the folder {str(path.parent)!r} does not exist") from None
+    except NotADirectoryError:
+        raise RunError(f"cannot write {str(path)!r}: {str(path.parent)!r} is not a folder") from None
+    except OSError as exc:
+        raise RunError(f"cannot write {str(path)!r}: {exc.strerror or exc}") from None
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(payload)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _json_default(o):
+    if isinstance(o, np.generic):
+        return o.item()
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    raise TypeError(f"not JSON serialisable: {type(o).__name__}")
+
+
+def dumps(obj) -> str:
+    """JSON with inf/nan kept as the strings "inf"/"nan" (valid JSON everywhere)."""
+    def fix(v):
+        if isinstance(v, float) and not math.isfinite(v):
+            return "inf" if v > 0 else "-inf" if v < 0 else "nan"
+        if isinstance(v, dict):
+            return {str(k): fix(x) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):
+            return [fix(x) for x in v]
+        if isinstance(v, np.generic):
+            return fix(v.item())
+        return v
+    return json.dumps(fix(obj), indent=2, default=_json_default)
+
+
+def as_float(v) -> float:
+    """Inverse of `dumps` for one number ("inf" → inf)."""
+    return float(v)
+
+
+def atomic_write_json(path, obj) -> None:
+    atomic_write_bytes(path, dumps(obj).encode())

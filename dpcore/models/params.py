@@ -1,0 +1,169 @@
+"""A model's hyperparameters: fields declared once with their help, constraints and group.
+
+Why one place: the CLI's flags, the Train page's widgets, validation and the saved config.json all
+come from the config dataclass. Each field says what values it accepts (`hparam(..., choices=...,
+low=..., high=...)`, in the spirit of scikit-learn's `_parameter_constraints`), and
+`ModelConfig.__post_init__` checks every field against its declaration, so no model, page or
+command repeats a check. Checks that tie two fields together live in a config's `_check`.
+`None` on a field declared `auto=V` means "V, or what the data allows" (the model's `plan`).
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+import typing
+from dataclasses import dataclass
+from typing import Any
+
+from dpcore.errors import InvalidParameter
+
+SEED_HELP = ("random seed of the public randomness (initialisation, shuffles, warm-up); a private "
+             "model's mechanism noise is secret, so the same seed trains another model")
+REPRODUCIBLE_NOISE_HELP = ("debug only: mechanism noise drawn from the seed; the run is NOT private "
+                           "(its ledger says 'seeded')")
+GROUPS = ("budget", "main", "advanced")  # Train page: privacy column, model column, "Advanced"
+
+
+def hparam(default, help: str, *, choices: tuple | None = None, low: float | None = None,
+           high: float | None = None, low_open: bool = False, high_open: bool = False,
+           finite: bool = True, group: str = "advanced", auto: Any = None,
+           typical: tuple[int, int] | None = None):
+    """A config field with its help text and constraints.
+
+    choices: the allowed values; low/high: bounds (inclusive unless *_open); finite: refuse ±inf;
+    group: where the Train page shows it; auto: the value `None` stands for when the data allows
+    it; typical: the slider range the Train page offers.
+    """
+    if group not in GROUPS:
+        raise ValueError(f"group must be one of {GROUPS}")
+    meta = {"help": help, "choices": None if choices is None else tuple(choices), "low": low,
+            "high": high, "low_open": low_open, "high_open": high_open, "finite": finite,
+            "group": group, "auto": auto, "typical": typical}
+    return dataclasses.field(default=default, metadata=meta)
+
+
+@dataclass(frozen=True)
+class Param:
+    """One field of a config class, as the CLI, the Train page and the validation see it."""
+
+    name: str
+    type: Any           # the resolved annotation (e.g. int | None)
+    base: type          # int, float, str or bool
+    optional: bool      # None is allowed
+    default: Any
+    help: str
+    choices: tuple | None
+    low: float | None
+    high: float | None
+    low_open: bool
+    high_open: bool
+    finite: bool
+    group: str
+    auto: Any
+    typical: tuple[int, int] | None
+
+
+def config_fields(cls) -> list[Param]:
+    """Every field of a config dataclass (the one walker the CLI, pages and validation use)."""
+    hints = typing.get_type_hints(cls)
+    out = []
+    for f in dataclasses.fields(cls):
+        tp = hints.get(f.name, type(f.default))
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        optional = type(None) in typing.get_args(tp)
+        base = args[0] if args else tp
+        m = f.metadata
+        out.append(Param(f.name, tp, base, optional, f.default, m.get("help", ""), m.get("choices"),
+                         m.get("low"), m.get("high"), m.get("low_open", False), m.get("high_open", False),
+                         m.get("finite", True), m.get("group", "advanced"), m.get("auto"),
+                         m.get("typical")))
+    return out
+
+
+def _bounds(p: Param) -> str:
+    lo = "" if p.low is None else f"{'>' if p.low_open else '>='} {p.low:g}"
+    hi = "" if p.high is None else f"{'<' if p.high_open else '<='} {p.high:g}"
+    return " and ".join(s for s in (lo, hi) if s)
+
+
+def check_value(p: Param, value):
+    """`value` if it satisfies `p`'s declaration, else InvalidParameter naming the field."""
+    if value is None:
+        if p.optional:
+            return value
+        raise InvalidParameter(f"{p.name} must be given, got None")
+    if p.base is bool:
+        if not isinstance(value, bool):
+            raise InvalidParameter(f"{p.name} must be true or false, got {value!r}")
+        return value
+    if p.base is int:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or int(value) != value:
+            raise InvalidParameter(f"{p.name} must be an integer, got {value!r}")
+    elif p.base is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
+            raise InvalidParameter(f"{p.name} must be a number, got {value!r}")
+        if p.finite and math.isinf(value):
+            raise InvalidParameter(f"{p.name} must be finite, got {value!r}")
+    elif p.base is str and not isinstance(value, str):
+        raise InvalidParameter(f"{p.name} must be a string, got {value!r}")
+    if p.choices is not None and value not in p.choices:
+        raise InvalidParameter(f"{p.name} must be one of {', '.join(map(repr, p.choices))}, got {value!r}")
+    if p.base in (int, float):
+        too_low = p.low is not None and (value <= p.low if p.low_open else value < p.low)
+        too_high = p.high is not None and (value >= p.high if p.high_open else value > p.high)
+        if too_low or too_high:
+            raise InvalidParameter(f"{p.name} must be {_bounds(p)}, got {value!r}")
+    return value
+
+
+class ModelConfig:
+    """Base of every model's frozen config dataclass: validates each field from its declaration,
+    then the config's own cross-field `_check`."""
+
+    def __post_init__(self) -> None:
+        for p in config_fields(type(self)):
+            check_value(p, getattr(self, p.name))
+        self._check()
+
+    def _check(self) -> None:
+        """Rules that tie fields together (one-line InvalidParameter naming a field)."""
+
+
+def config_to_dict(config) -> dict:
+    return {f.name: getattr(config, f.name) for f in dataclasses.fields(config)}
+
+
+def config_from_dict(cls, values: dict):
+    """Build `cls(**values)`; an unknown key raises InvalidParameter naming it."""
+    names = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(values) - names)
+    if unknown:
+        raise InvalidParameter(f"unknown parameter(s) for {cls.__name__}: {', '.join(unknown)}")
+    # dumps() writes non-finite floats as strings (e.g. L-VAE's epsilon = inf): read them back
+    return cls(**{k: float(v) if isinstance(v, str) and v in ("inf", "-inf", "nan") else v
+                  for k, v in values.items()})
+
+
+# ----------------------------------------------------------------------------- shared declarations
+def seed_field(help: str = SEED_HELP):
+    return hparam(0, help, low=0, group="main")
+
+
+def device_field():
+    return hparam("cpu", "'cpu', 'cuda' or 'auto' (CUDA when available)", choices=("cpu", "cuda", "auto"))
+
+
+def epsilon_field(default: float, help: str, *, finite: bool = True):
+    return hparam(default, help, low=0, low_open=True, finite=finite, group="budget")
+
+
+def delta_field(help: str = "δ of the (ε, δ) guarantee", group: str = "budget"):
+    return hparam(1e-5, help, low=0, high=1, low_open=True, high_open=True, group=group)
+
+
+def positive(default, help: str, **kw):
+    return hparam(default, help, low=0, low_open=True, **kw)
+
+
+def count(default, help: str, *, low: int = 1, **kw):
+    return hparam(default, help, low=low, **kw)
