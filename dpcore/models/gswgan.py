@@ -1,5 +1,5 @@
 """GS-WGAN: a gradient-sanitised, class-conditional Wasserstein GAN (Chen, Orekondy & Fritz 2020;
-papers.md §4).
+docs/references.md#gs-wgan).
 
 Only the generator is released, so only the gradient that flows from the discriminators into it
 is privatised: each generated row's gradient is clipped to C and noised (GradientSanitizer), then

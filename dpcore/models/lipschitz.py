@@ -1,4 +1,4 @@
-"""Lipschitz-constrained decoders and the pure maths of the L-VAE certificate (papers.md §3).
+"""Lipschitz-constrained decoders and the pure maths of the L-VAE certificate (docs/references.md#l-vae).
 
 Why here and not in lvae.py: the certificate has three ingredients that must each be testable on
 its own: (1) a decoder whose Lipschitz constant is *provably* ≤ L (spectral normalisation of every
@@ -21,7 +21,7 @@ from dpcore.errors import InvalidParameter, check_int, check_positive, check_pro
 def latent_radius(dim: int, delta: float) -> float:
     """R_z(δ) = sqrt of the χ²_d quantile at 1 − δ: P(‖z‖ > R_z) = δ for z ~ N(0, I_d).
 
-    (d = 8, δ = 1e-5: 6.11; d = 32: 8.84; papers.md §3.) Uses the survival function for accuracy
+    (d = 8, δ = 1e-5: 6.11; d = 32: 8.84; docs/references.md#l-vae.) Uses the survival function for accuracy
     at tiny δ.
     """
     from scipy.stats import chi2

@@ -1,4 +1,4 @@
-"""L-VAE: a VAE whose decoder is L-Lipschitz (Groß & Wunder, arXiv 2304.11336; papers.md §3).
+"""L-VAE: a VAE whose decoder is L-Lipschitz (Groß & Wunder, arXiv 2304.11336; docs/references.md#l-vae).
 
 Two variants: "spectral" (every dense decoder layer spectrally normalised to L^(1/n): a proven
 bound, certified below) and "penalty" (one-sided penalty on the decoder Jacobian's spectral norm,
@@ -6,7 +6,7 @@ as in the paper's experiments: no guarantee, reported as "not certified" with an
 No DP-SGD: `privacy_ledger()` holds only the dataset's DP preprocessing (if any); the accountant's ε
 of the trained model is ∞.
 
-The certificate (derived here because papers.md marks the paper's theorem UNVERIFIED)
+The certificate (derived here because the paper states no theorem we could verify)
 --------------------------------------------------------------------------------------
 Mechanism certified, M(x): for ONE record x (a row of the model matrix: features in [0, 1]^D plus
 the one-hot label block), release z drawn from the exact posterior
@@ -23,7 +23,7 @@ any x' of the domain; applied independently to every record, replace-one for a d
 3. μ̄(ℝ^d) = μ(B(0, R_z)) has diameter ≤ 2·L·R_z (L-Lipschitz), and Cauchy–Schwarz gives
    range d ≤ ‖w⊙(x − x')‖ · 2·L·R_z / s² ≤ D_x · 2·L·R_z / s² =: ε,  D_x = sqrt(D + 2w²)
    (w = label_weight; 2w² only for labelled data). Hence M is (ε, 0)-DP with
-        ε = 2 · L · R_z(δ) · D_x / s²     (linear in L·R_z and in R_x = D_x/2, as papers.md says).
+        ε = 2 · L · R_z(δ) · D_x / s²     (linear in L·R_z and in R_x = D_x/2, as the paper says).
    L is the exact product of the deployed layers' spectral norms (matrix_norm ord=2, float64).
 4. δ only chooses R_z: a N(0, I) prior draw lies outside the ball (and is moved by the
    projection) with probability δ. With the projection there is no uncovered latent tail; without

@@ -15,7 +15,7 @@ of Gaussians fitted on those codes, so DP-SGD only learns the encoder variance a
      KL by a one-sample Monte Carlo estimate log q(z|x) − log p_MoG(z) (no closed form for a MoG).
 Sampling: z ~ MoG, x = decoder(z); the label is the argmax of the decoded one-hot label block.
 The codes are clipped to the DP-EM radius both when the prior is fitted and when the encoder emits
-them (the official code fits on clipped codes but trains on unclipped ones; papers.md defect 5).
+them (the official code fits on clipped codes but trains on unclipped ones; docs/references.md#p3gm-code-defects, defect 5).
 """
 from __future__ import annotations
 

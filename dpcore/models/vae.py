@@ -1,6 +1,6 @@
 """VAE (non-private, ε = ∞) and DP-VAE (DP-SGD on the whole VAE), the P3GM paper's baselines.
 
-MLP 794 → h → (z mean, z log-variance) → h → 794 with a standard-normal prior (papers.md §2):
+MLP 794 → h → (z mean, z log-variance) → h → 794 with a standard-normal prior (docs/references.md#dp-sgd):
 ELBO = E_q[log p(x|z)] − KL(N(μ, σ²) ‖ N(0, I)), the KL in closed form. DP-VAE's noise multiplier
 is calibrated from the requested ε (Poisson rate B/ñ, ⌈E·ñ/B⌉ steps, ñ the run's ledgered noisy row
 count: dpcore.privacy.dataset_size) and the accountant's ε of the resulting ledger is what the run

@@ -1,4 +1,4 @@
-"""The accountant: ledger → (ε, δ). The only place in dpcore that computes ε (DESIGN.md).
+"""The accountant: ledger → (ε, δ). The only place in dpcore that computes ε (docs/architecture.md).
 
 Public facade over `dpcore.privacy.accountants`:
 - `rdp`, `epsilon`, `epsilon_and_order`, `classic_epsilon`: RDP composition of every record with the

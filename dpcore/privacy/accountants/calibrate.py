@@ -1,6 +1,6 @@
 """From a total budget (ε, δ) to noise multipliers, and the ledger a P3GM run will produce.
 
-Why calibrate here: DESIGN.md's rule "ε is computed, never typed in": a user picks (ε, δ) and the
+Why calibrate here: the rule "ε is computed, never typed in" (docs/architecture.md): a user picks (ε, δ) and the
 encoder share, this module picks σ_p, σ_m, σ_e, σ_s, and the ε we report is the accountant's ε of
 the resulting ledger (never the target).
 
