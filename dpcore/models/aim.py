@@ -22,46 +22,34 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpcore.errors import InvalidParameter, check_int, check_positive
-from dpcore.models import _common as C
-from dpcore.models.base import PrivacyBudget
 from dpcore.models.marginal_base import MarginalSynthesizer
-from dpcore.models.marginal_data import check_bins, check_decode
+from dpcore.models.marginal_data import bins_field, decode_field
+from dpcore.models.params import (REPRODUCIBLE_NOISE_HELP, ModelConfig, count, delta_field, epsilon_field,
+                                  hparam, positive, seed_field)
 
-_f = C.hparam
 ALPHA = 0.9  # share of each round's ρ spent on the measurement (the paper's)
 
 
 @dataclass(frozen=True)
-class AIMConfig:
+class AIMConfig(ModelConfig):
     """AIM: adaptive selection of marginals; ρ calibrated to (ε, δ), stops by budget or max_time."""
 
-    epsilon: float = _f(1.0, "total privacy budget ε (zCDP calibrated, RDP accountant)")
-    delta: float = _f(1e-5, "δ of the (ε, δ) guarantee")
-    degree: int = _f(2, "size of the workload's marginals (2: all pairs of columns)")
-    bins: int = _f(32, "equal-width bins per numeric column over its declared bounds")
-    max_model_size: float = _f(20.0, "largest graphical model (MB of junction-tree tables)")
-    max_time: float = _f(300.0, "seconds of selection rounds; the round after spends the rest of ρ")
-    rounds: int = _f(0, "planned rounds T (0: 16 × number of attributes, the paper's)")
-    round_iters: int = _f(100, "mirror-descent iterations of each round's warm-started estimate")
-    iters: int = _f(1000, "mirror-descent iterations of the final estimate")
-    numeric_decode: str = _f("uniform", "numeric value of a bin: 'uniform' within it or its 'midpoint'")
-    seed: int = _f(0, "seed of the public randomness (drawing rows from the fitted model)")
-    reproducible_noise: bool = _f(False, C.REPRODUCIBLE_NOISE_HELP)
-
-    def __post_init__(self) -> None:
-        PrivacyBudget(self.epsilon, self.delta)
-        if not math.isfinite(self.epsilon):
-            raise InvalidParameter("epsilon must be finite for aim")
-        check_int("degree", self.degree)
-        check_bins(self.bins)
-        check_positive("max_model_size", self.max_model_size)
-        check_positive("max_time", self.max_time)
-        check_int("rounds", self.rounds, minimum=0)
-        check_int("round_iters", self.round_iters)
-        check_int("iters", self.iters)
-        check_int("seed", self.seed, minimum=0)
-        check_decode(self.numeric_decode)
+    epsilon: float = epsilon_field(1.0, "total privacy budget ε (zCDP calibrated, RDP accountant)")
+    delta: float = delta_field()
+    degree: int = count(2, "size of the workload's marginals (2: all pairs of columns)", high=5,
+                        group="main", typical=(1, 3))
+    bins: int = bins_field()
+    max_model_size: float = positive(20.0, "largest graphical model (MB of junction-tree tables)")
+    max_time: float = positive(300.0, "seconds of selection rounds; the round after spends the rest of ρ",
+                               group="main")
+    rounds: int = count(0, "planned rounds T (0: 16 × number of attributes, the paper's; at least the "
+                                "number of attributes, which the 1-way measurement is paid from)", low=0)
+    round_iters: int = count(100, "mirror-descent iterations of each round's warm-started estimate")
+    iters: int = count(1000, "mirror-descent iterations of the final estimate")
+    numeric_decode: str = decode_field()
+    seed: int = seed_field("seed of the public randomness (drawing rows from the fitted model); the "
+                           "mechanism noise is secret, so the same seed trains another model")
+    reproducible_noise: bool = hparam(False, REPRODUCIBLE_NOISE_HELP)
 
 
 def candidates(attrs: list[str], degree: int) -> dict[tuple, float]:
@@ -75,19 +63,32 @@ def candidates(attrs: list[str], degree: int) -> dict[tuple, float]:
     return out
 
 
+def planned_rounds(config, d: int) -> int:
+    """T: `rounds`, or the paper's 16·d; at least d, because the d 1-way measurements at σ₀ cost
+    d·0.9·ρ/T and a smaller T would spend more than ρ before the first round."""
+    return max(config.rounds or 16 * d, d)
+
+
 class AIM(MarginalSynthesizer):
     name = "aim"
     label = "AIM (marginals)"
+    description = ("AIM: adaptive, workload-aware selection of noisy marginals and a graphical model "
+                   "(mbi); tables only.")
     config_class = AIMConfig
     private = True
+
+    @classmethod
+    def _planned_steps(cls, config, d: int) -> int:
+        """1-way measurement + T rounds + the final estimate (AIM may stop earlier or run longer)."""
+        return planned_rounds(config, d) + 2
 
     def _select_and_measure(self, ctx) -> None:
         from mbi.junction_tree import hypothetical_model_size
 
         cfg = self.config
         attrs = list(ctx.domain.attributes)
-        T = cfg.rounds or 16 * len(attrs)
-        ctx.total_steps = T + 1
+        T = planned_rounds(cfg, len(attrs))
+        self.calibration["rounds"] = T
         sigma = math.sqrt(T / (2.0 * ALPHA * ctx.rho))
         eps0 = math.sqrt(8.0 * (1.0 - ALPHA) * ctx.rho / T)
         ctx.measure([(a,) for a in attrs], sigma, "aim: 1-way marginals")

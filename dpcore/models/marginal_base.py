@@ -15,7 +15,6 @@ mbi 2.0.0's `synthetic_data` shuffles rows within each parent group before the c
 """
 from __future__ import annotations
 
-import dataclasses
 import math
 import time
 import warnings
@@ -24,11 +23,9 @@ import numpy as np
 
 from dpcore.data.dataset import Dataset
 from dpcore.errors import InvalidParameter, RunError, check_int
-from dpcore.models import _common as C
-from dpcore.models.base import FitResult, PrivacyBudget, TrainingEvent, emit
 from dpcore.models.marginal_data import Discretizer
-from dpcore.privacy.ledger import MechanismRecord, PrivacyLedger, exponential_record
-from dpcore.privacy.randomness import NoiseSource
+from dpcore.models.synthesizer import BaseSynthesizer, DataFacts, FitRun, Plan
+from dpcore.privacy.ledger import MechanismRecord, exponential_record
 
 
 def _mbi():
@@ -46,73 +43,95 @@ class _Stopped(Exception):
     pass
 
 
-class MarginalSynthesizer:
-    """Base: subclasses set name/label/config_class and implement `_select_and_measure(ctx)`."""
+def tables_only(name: str, data: "Dataset | DataFacts", bins: int) -> int | None:
+    """Refuse images (and tables without a tabular encoder or declared bounds) before any work;
+    the number of discrete attributes when the rows' schema is at hand (a Dataset), else None."""
+    if isinstance(data, Dataset):
+        return len(Discretizer.for_dataset(data, bins, name).attrs)
+    if data.image_shape is not None:
+        raise InvalidParameter(f"{name} works on tables (a CSV or a tabular built-in), not on images")
+    return None
+
+
+class MarginalSynthesizer(BaseSynthesizer):
+    """Base: subclasses set name/label/description/config_class, `_planned_steps(config, d)` and
+    implement `_select_and_measure(ctx)`."""
 
     name = "marginal"
     label = "marginal"
-    config_class: type = object
     private = True
+    counts_rows = True  # ñ is the graphical model's known total
+    takes_images = False
 
     def __init__(self, config=None, **overrides):
-        cfg = config if config is not None else self.config_class()
-        if not isinstance(cfg, self.config_class):
-            raise InvalidParameter(f"{self.name} needs a {self.config_class.__name__}, got {type(cfg).__name__}")
-        self.config = dataclasses.replace(cfg, **overrides) if overrides else cfg
-        self.ledger = PrivacyLedger()
-        self.template: Dataset | None = None
-        self.fit_result: FitResult | None = None
-        self.calibration: dict = {}
-        self.released_rows: int | None = None
+        super().__init__(config, **overrides)
         self.disc: Discretizer | None = None
         self.model = None  # mbi MarkovRandomField
-        self.n_features = self.n_classes = 0
 
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.config!r})"
+    # ------------------------------------------------------------------ plan
+    @classmethod
+    def plan(cls, config, data: "Dataset | DataFacts") -> Plan:
+        """Tables only (checked on the schema when `data` is a Dataset), then the base's plan;
+        steps from the number of attributes when it is known."""
+        cfg = config if config is not None else cls.config_class()
+        d = tables_only(cls.name, data, cfg.bins)
+        plan = super().plan(cfg, data)
+        if d is not None:
+            plan.steps = cls._planned_steps(plan.config, d)
+            plan.details["attributes"] = d
+        return plan
+
+    @classmethod
+    def _planned_steps(cls, config, d: int) -> int:
+        raise NotImplementedError
+
+    @classmethod
+    def _preview(cls, config, facts: DataFacts) -> Plan:
+        """ρ calibrated after the data's DP preprocessing and the count ñ; the planned ledger holds
+        ρ as one Gaussian record of noise multiplier 1/√(2ρ): the same Rényi curve (αρ) as the
+        run's Gaussian measurements and exponential selections together, so the same ε."""
+        from dpcore.privacy.accountant import epsilon
+        from dpcore.privacy.accountants.zcdp import calibrate_rho
+        from dpcore.privacy.dataset_size import with_count
+
+        ledger = with_count(facts.spent_ledger())
+        rho = calibrate_rho(config.epsilon, config.delta, spent=ledger)
+        ledger.add(MechanismRecord(f"{cls.name}: marginals and selections (ρ-zCDP)", "gaussian",
+                                   1.0 / math.sqrt(2.0 * rho), sensitivity=1.0))
+        return Plan(cls.name, config, 1, noise={"ρ  (zCDP budget)": rho},
+                    epsilon=float(epsilon(ledger, config.delta)), delta=config.delta,
+                    ledger=ledger.to_list(), details={"rho": rho})
 
     # ------------------------------------------------------------------ fit
-    def fit(self, train: Dataset, budget: PrivacyBudget | None = None, callback=None) -> FitResult:
-        t0 = time.perf_counter()
-        cfg = self.config
-        b = budget or PrivacyBudget(cfg.epsilon, cfg.delta)
-        if not b.is_private:
-            raise InvalidParameter(f"{self.name} is private: epsilon must be finite")
-        disc = Discretizer.for_dataset(train, cfg.bins, self.name)  # checks before any work
-        if train.n < 1:
-            raise InvalidParameter(f"{self.name} needs at least one training row")
-        mbi = _mbi()
-        from dpcore.privacy.accountants.zcdp import calibrate_rho
-        from dpcore.privacy.dataset_size import noisy_count
-        from dpcore.models._training import EpsilonMeter
+    def fit(self, train: Dataset, budget=None, callback=None):
+        tables_only(self.name, train, self.config.bins)  # before the count or any other work
+        return super().fit(train, budget, callback)
 
-        self.template, self.disc = C.empty_template(train), disc
-        self.n_features, self.n_classes = train.n_features, train.n_classes
-        self.ledger = C.data_ledger(train)
-        noise = NoiseSource.for_config(cfg, True)
-        self.released_rows = noisy_count(train.n, noise.numpy("dataset-size"), ledger=self.ledger)
-        rho = calibrate_rho(b.epsilon, b.delta, spent=self.ledger)
+    def _fit(self, run: FitRun) -> None:
+        from dpcore.privacy.accountants.zcdp import calibrate_rho
+
+        cfg, train = self.config, run.train
+        disc = Discretizer.for_dataset(train, cfg.bins, self.name)
+        mbi = _mbi()
+        self.disc = disc
+        rho = calibrate_rho(run.epsilon, run.delta, spent=self.ledger)  # the ledger holds ñ already
         domain = mbi.Domain(disc.names, disc.shape)
-        ctx = _Context(self, mbi, domain, mbi.Dataset(disc.encode(train), domain), rho, noise,
-                       EpsilonMeter(self.ledger, b.delta, True), callback, t0)
+        prog = run.start(self._planned_steps(cfg, len(disc.attrs)))
+        ctx = _Context(self, mbi, domain, mbi.Dataset(disc.encode(train), domain), rho, run, prog)
         self.calibration = {"rho": rho, "bins": cfg.bins, "attributes": len(disc.attrs)}
-        stopped = False
         try:
             self._select_and_measure(ctx)
         except _Stopped:
-            stopped = True
+            pass
         # the final estimate uses every measurement made (all of them when stopped early)
         self.model = ctx.estimate(cfg.iters if ctx.measurements else 1, warm=ctx.model)
-        if not stopped:  # the last event closes the bar: planned rounds AIM did not need are dropped
-            ctx.total_steps = ctx.step + 1
+        if not prog.stopped:  # the last event closes the bar: planned rounds AIM did not need are dropped
+            prog.total = prog.step + 1
             try:
                 ctx.event("estimate")
             except _Stopped:
-                stopped = True
+                pass
         self.calibration.update(ctx.summary())
-        self.fit_result = FitResult(epsilon=ctx.meter(), delta=b.delta, steps=ctx.step, stopped=stopped,
-                                    seconds=time.perf_counter() - t0)
-        return self.fit_result
 
     def _select_and_measure(self, ctx: "_Context") -> None:
         raise NotImplementedError
@@ -130,57 +149,38 @@ class MarginalSynthesizer:
         feats, labels = self.disc.decode(codes, n, rng, self.config.numeric_decode)
         return self.template.with_features(feats, labels)
 
-    def privacy_ledger(self) -> PrivacyLedger:
-        return self.ledger
-
-    def _check_fitted(self) -> None:
-        if self.model is None:
-            raise RunError(f"{self.name} is not fitted yet: call fit() first")
+    def _is_fitted(self) -> bool:
+        return self.model is not None
 
     # ------------------------------------------------------------------ persistence
-    def save(self, directory) -> None:
-        """weights.safetensors (the model's log-potentials per clique) + model.json."""
-        import torch
-        from pathlib import Path
+    def _cliques(self) -> list[list[str]]:
+        return [list(cl) for cl in self.model.cliques]
 
-        self._check_fitted()
-        d = Path(directory)
-        cliques = [list(cl) for cl in self.model.cliques]
-        tensors = {f"potential.{i}": torch.as_tensor(np.array(self.model.potentials.tables[tuple(cl)].values))
-                   for i, cl in enumerate(cliques)}
-        C.save_tensors(d / "weights.safetensors", tensors)
-        C.atomic_write_json(d / "model.json", {
-            "model": self.name, "config": C.config_to_dict(self.config),
-            "n_features": self.n_features, "n_classes": self.n_classes, "width": self.n_features,
-            "template": C.template_to_json(self.template), "ledger": self.ledger.to_list(),
-            "calibration": self.calibration, "released_rows": self.released_rows,
-            "fit_result": None if self.fit_result is None else dataclasses.asdict(self.fit_result),
-            "attributes": self.disc.to_list(), "cliques": cliques, "total": float(self.model.total),
-        })
+    def _state_tensors(self) -> dict[str, np.ndarray]:
+        """The model's log-potential table of each clique."""
+        return {f"potential.{i}": np.array(self.model.potentials.tables[tuple(cl)].values)
+                for i, cl in enumerate(self._cliques())}
 
-    @classmethod
-    def load(cls, directory, template: Dataset | None = None):
-        from pathlib import Path
+    def _state_json(self) -> dict:
+        return {"width": self.n_features, "attributes": self.disc.to_list(), "cliques": self._cliques(),
+                "total": float(self.model.total)}
 
-        d = Path(directory)
-        meta = C.read_model_meta(d, cls.name)
-        where = str(d / "model.json")
-        self = cls(C.config_from_dict(cls.config_class, meta["config"]))
-        self.n_features, self.n_classes = meta["n_features"], meta["n_classes"]
+    def _restore(self, tensors: dict, meta: dict) -> None:
+        where = "model.json"
         self.disc = Discretizer.from_list(meta.get("attributes"), self.n_features, where)
         cliques, total = meta.get("cliques"), meta.get("total")
         names = set(self.disc.names)
         if (not isinstance(cliques, list) or not all(isinstance(c, list) and c and set(c) <= names for c in cliques)
-                or not isinstance(total, (int, float)) or not math.isfinite(total) or total <= 0):
+                or not isinstance(total, (int, float)) or isinstance(total, bool) or not math.isfinite(total)
+                or total <= 0):
             raise RunError(f"{where}: 'cliques' must list attributes and 'total' be a positive number")
-        t = C.load_tensors(d / "weights.safetensors")
         mbi = _mbi()
         import jax.numpy as jnp
 
         domain = mbi.Domain(self.disc.names, self.disc.shape)
         tables = {}
         for i, cl in enumerate(cliques):
-            arr = t.get(f"potential.{i}")
+            arr = tensors.get(f"potential.{i}")
             sub = domain.project(tuple(cl))
             if arr is None or tuple(arr.shape) != tuple(sub.shape):
                 raise RunError(f"{where}: potential {i} is missing or has the wrong shape")
@@ -188,14 +188,6 @@ class MarginalSynthesizer:
         pot = mbi.CliqueVector(domain, [tuple(c) for c in cliques], tables)
         marg = mbi.marginal_oracles.message_passing_stable(pot, float(total))
         self.model = mbi.MarkovRandomField(potentials=pot, marginals=marg, total=float(total))
-        self.ledger = PrivacyLedger.from_list(meta["ledger"])
-        self.calibration = meta.get("calibration") or {}
-        self.released_rows = meta.get("released_rows")
-        if meta.get("fit_result"):
-            self.fit_result = FitResult(**{k: C.as_float(v) if k in ("epsilon", "delta") else v
-                                           for k, v in meta["fit_result"].items()})
-        self.template = template if template is not None else C.template_from_json(meta["template"])
-        return self
 
 
 def _draw(model, n: int, seed: int) -> dict[str, np.ndarray]:
@@ -212,24 +204,22 @@ def _draw(model, n: int, seed: int) -> dict[str, np.ndarray]:
 class _Context:
     """One fit's state: the discrete data, the budget, measurements, ledger writes and events."""
 
-    def __init__(self, owner: MarginalSynthesizer, mbi, domain, data, rho: float, noise: NoiseSource,
-                 meter, callback, t0: float):
+    def __init__(self, owner: MarginalSynthesizer, mbi, domain, data, rho: float, run: FitRun, progress):
         self.owner, self.mbi, self.domain, self.data, self.rho = owner, mbi, domain, data, rho
-        self.meter, self.callback, self.t0 = meter, callback, t0
-        self.measure_rng = noise.numpy(f"{owner.name} measurements")
-        self.select_rng = noise.numpy(f"{owner.name} selections")
-        self.kind = noise.kind
+        self.progress, self.released_n = progress, run.released_n
+        self.t0 = time.perf_counter()
+        self.measure_rng = run.noise.numpy(f"{owner.name} measurements")  # secret streams
+        self.select_rng = run.noise.numpy(f"{owner.name} selections")
+        self.kind = run.noise.kind
         self.measurements: list = []
         self.rho_used = 0.0
-        self.step = 0
-        self.total_steps = 1
         self.selected: list[tuple] = []
         self.model = None  # the latest intermediate estimate (AIM's warm start)
         self._true: dict[tuple, np.ndarray] = {}
 
     @property
     def total(self) -> float:
-        return float(self.owner.released_rows)
+        return float(self.released_n)
 
     def true_marginal(self, clique: tuple) -> np.ndarray:
         if clique not in self._true:
@@ -272,7 +262,7 @@ class _Context:
         Why draws and not exact inference: mbi compiles one program per query shape (10+ s for a
         few hundred pairs on a CPU); a draw costs ~1 s. Post-processing of the noisy model: free.
         """
-        codes = _draw(model, rows, int(self.step))
+        codes = _draw(model, rows, int(self.progress.step))
         scale = float(model.total) / rows
         out = {}
         for cl in cliques:
@@ -282,11 +272,11 @@ class _Context:
         return out
 
     def event(self, phase: str, losses: dict | None = None) -> None:
-        self.step += 1
-        self.total_steps = max(self.total_steps, self.step)
-        ev = TrainingEvent(phase=phase, step=self.step, total_steps=self.total_steps,
-                           losses={k: float(v) for k, v in (losses or {}).items()}, epsilon=self.meter())
-        if not emit(self.callback, ev):
+        """One progress event (the bar grows when AIM needs more rounds than planned); a stop
+        request from the callback ends selection and measurement."""
+        prog = self.progress
+        prog.total = max(prog.total, prog.step + 1)
+        if not prog.event(phase, {k: float(v) for k, v in (losses or {}).items()}):
             raise _Stopped()
 
     def summary(self) -> dict:

@@ -52,6 +52,10 @@ class Discretizer:
         for i, b in enumerate(enc.blocks):
             name = f"{i}:{b.column}:{b.role}"
             spec = specs[b.column]
+            if (b.role not in ("onehot", "missing") and spec.kind in ("numeric", "integer")
+                    and (spec.lower is None or spec.upper is None)):
+                raise InvalidParameter(f"{model} needs bounds for column {b.column!r} (declare them, or "
+                                       "estimate them with DP)")
             if b.role == "onehot":
                 attrs.append(Attr(name, "onehot", b.stop - b.start, b.start, b.stop))
             elif b.role == "missing" or spec.kind == "boolean":
@@ -131,11 +135,17 @@ class Discretizer:
         return cls(attrs, width)
 
 
-def check_bins(bins: int) -> None:
-    if isinstance(bins, bool) or not isinstance(bins, int) or not 2 <= bins <= 1024:
-        raise InvalidParameter(f"bins must be an integer in [2, 1024], got {bins!r}; 32 is a good start")
+def bins_field():
+    """`bins` of AIM's and MST's configs."""
+    from dpcore.models.params import count
+
+    return count(32, "equal-width bins per numeric column over its declared bounds", low=2, high=1024,
+                 typical=(2, 64))
 
 
-def check_decode(mode: str) -> None:
-    if mode not in DECODE_MODES:
-        raise InvalidParameter(f"numeric_decode must be one of {DECODE_MODES}, got {mode!r}")
+def decode_field():
+    """`numeric_decode` of AIM's and MST's configs."""
+    from dpcore.models.params import hparam
+
+    return hparam("uniform", "numeric value of a bin: 'uniform' within it or its 'midpoint'",
+                  choices=DECODE_MODES)

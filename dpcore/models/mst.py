@@ -15,48 +15,42 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpcore.errors import check_int
-from dpcore.models import _common as C
-from dpcore.models.base import PrivacyBudget
 from dpcore.models.marginal_base import MarginalSynthesizer
-from dpcore.models.marginal_data import check_bins, check_decode
-
-_f = C.hparam
+from dpcore.models.marginal_data import bins_field, decode_field
+from dpcore.models.params import (REPRODUCIBLE_NOISE_HELP, ModelConfig, count, delta_field, epsilon_field,
+                                  hparam, seed_field)
 
 
 @dataclass(frozen=True)
-class MSTConfig:
+class MSTConfig(ModelConfig):
     """MST: 1-way marginals + a spanning tree of 2-way marginals; ρ calibrated to (ε, δ)."""
 
-    epsilon: float = _f(1.0, "total privacy budget ε (zCDP calibrated, RDP accountant)")
-    delta: float = _f(1e-5, "δ of the (ε, δ) guarantee")
-    bins: int = _f(32, "equal-width bins per numeric column over its declared bounds")
-    iters: int = _f(1000, "mirror-descent iterations of the final graphical-model estimate")
-    numeric_decode: str = _f("uniform", "numeric value of a bin: 'uniform' within it or its 'midpoint'")
-    seed: int = _f(0, "seed of the public randomness (drawing rows from the fitted model)")
-    reproducible_noise: bool = _f(False, C.REPRODUCIBLE_NOISE_HELP)
-
-    def __post_init__(self) -> None:
-        PrivacyBudget(self.epsilon, self.delta)
-        if not math.isfinite(self.epsilon):
-            from dpcore.errors import InvalidParameter
-            raise InvalidParameter("epsilon must be finite for mst")
-        check_bins(self.bins)
-        check_int("iters", self.iters)
-        check_int("seed", self.seed, minimum=0)
-        check_decode(self.numeric_decode)
+    epsilon: float = epsilon_field(1.0, "total privacy budget ε (zCDP calibrated, RDP accountant)")
+    delta: float = delta_field()
+    bins: int = bins_field()
+    iters: int = count(1000, "mirror-descent iterations of the final graphical-model estimate")
+    numeric_decode: str = decode_field()
+    seed: int = seed_field("seed of the public randomness (drawing rows from the fitted model); the "
+                           "mechanism noise is secret, so the same seed trains another model")
+    reproducible_noise: bool = hparam(False, REPRODUCIBLE_NOISE_HELP)
 
 
 class MST(MarginalSynthesizer):
     name = "mst"
     label = "MST (marginals)"
+    description = ("MST: noisy 1-way marginals and a privately chosen spanning tree of 2-way marginals, "
+                   "then a graphical model (mbi); tables only.")
     config_class = MSTConfig
     private = True
+
+    @classmethod
+    def _planned_steps(cls, config, d: int) -> int:
+        """1-way measurement, d − 1 edge selections, the 2-way measurement, the final estimate."""
+        return d + 2 if d > 1 else 2
 
     def _select_and_measure(self, ctx) -> None:
         attrs = list(ctx.domain.attributes)
         d = len(attrs)
-        ctx.total_steps = 2 * d + 1
         share = ctx.rho / 3.0 if d > 1 else ctx.rho
         ctx.measure([(a,) for a in attrs], math.sqrt(d / (2.0 * share)), "mst: 1-way marginals")
         if d < 2:

@@ -9,7 +9,8 @@ data), `_preview` (the noise a run will use) and the hooks of save/load.
 
 A model class declares: `name`, `label`, `description` (the Train page's blurb), `private`,
 `config_class` (a frozen `ModelConfig` dataclass whose fields carry their constraints and group),
-and `counts_rows` (whether its releases need the noisy row count ñ).
+`counts_rows` (whether its releases need the noisy row count ñ) and `takes_images` (False for
+models of tables only: their `plan` refuses images).
 """
 from __future__ import annotations
 
@@ -123,6 +124,7 @@ class BaseSynthesizer:
     description = ""
     private = True
     counts_rows = True
+    takes_images = True  # False: tables only (AIM, MST)
     config_class: type = ModelConfig
     legacy_defaults: dict = {}  # fields added later → the value models saved before them used
 
@@ -134,7 +136,7 @@ class BaseSynthesizer:
         self.config = dataclasses.replace(cfg, **overrides) if overrides else cfg
         from dpcore.models.networks import resolve_device
 
-        self.device = resolve_device(self.config.device)
+        self.device = resolve_device(getattr(self.config, "device", "cpu"))  # none: a CPU model
         self.ledger = PrivacyLedger()
         self.template: Dataset | None = None
         self.fit_result: FitResult | None = None

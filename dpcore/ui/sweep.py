@@ -186,15 +186,16 @@ def fit_to_data(model: str, params: dict, train) -> tuple[dict, list[str]]:
     from dpcore.models import get_model
     from dpcore.ui.forms import config_fields
 
-    defaults = {n: d for n, _, d, _ in config_fields(get_model(model).config_class)}
+    defaults = {p.name: p.auto if p.default is None else p.default  # None = `auto`: its value
+                for p in config_fields(get_model(model).config_class)}
     out = {**{k: defaults[k] for k in ("pca_dim", "batch_size") if k in defaults and k not in params}, **params}
     changed: list[str] = []
     width = train.n_features + (train.n_classes if train.labels is not None else 0)
     top = max(1, min(width, 100))
-    if "pca_dim" in out and int(out["pca_dim"]) > top:
+    if out.get("pca_dim") is not None and int(out["pca_dim"]) > top:  # None: the plan adapts it
         changed.append(f"pca_dim {out['pca_dim']} → {top} (this dataset has {width} model columns)")
         out["pca_dim"] = top
-    if "batch_size" in out and int(out["batch_size"]) >= train.n:
+    if out.get("batch_size") is not None and int(out["batch_size"]) >= train.n:
         b = max(1, train.n // 4)
         changed.append(f"batch_size {out['batch_size']} → {b} (this dataset has {train.n} training rows)")
         out["batch_size"] = b

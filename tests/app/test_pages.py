@@ -436,7 +436,7 @@ def test_train_page_trains_a_six_column_csv_with_default_settings(runs_dir):
     at.button(key="data.use_csv").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert html.unescape(at.subheader[0].value) == "Active dataset: six.csv", [s.value for s in at.subheader]
-    at.switch_page("pages/train.py").run()
+    at.switch_page("app_pages/train.py").run()
     assert not at.exception and not at.error
     assert any("batch_size" in i.value for i in at.info), [i.value for i in at.info]
     assert at.slider(key="train.p3gm.pca_dim.6").value == 6

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
+from dpcore.models import MODELS, get_model, load_model, register_model
+from dpcore.privacy.accountant import epsilon as accountant_epsilon
 from dpcore.models.params import (REPRODUCIBLE_NOISE_HELP, ModelConfig, delta_field, device_field,
                                   epsilon_field, hparam, positive, seed_field)
 from dpcore.models.rows import model_matrix, split_output
@@ -95,13 +97,11 @@ class Toy(BaseSynthesizer):
         self.mean = tensors["mean"].numpy()
 
 
-from dpcore.models import MODELS, get_model, load_model, register_model
-from dpcore.privacy.accountant import epsilon as accountant_epsilon
-
 # Small settings by field name; each model takes the ones its config has.
 TINY = {"hidden": 16, "epochs": 1, "batch_size": 200, "warmup_steps": 3, "pca_dim": 4, "latent_dim": 3,
         "em_iters": 3, "steps": 3, "n_discriminators": 4, "critic_steps": 1, "critic_batch": 8,
-        "gen_hidden": 16, "critic_hidden": 8}
+        "gen_hidden": 16, "critic_hidden": 8, "bins": 4, "rounds": 2, "round_iters": 5, "iters": 10,
+        "max_time": 5.0}
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -127,18 +127,25 @@ def tiny(name, **extra):
 
 
 @pytest.fixture(scope="module")
-def train(digits):
-    return digits[0]
+def data_for(digits):
+    """Training rows for model `name`: digits, or a small table for models of tables only."""
+    from dpcore.data import load_split
+
+    table = load_split("two-gaussians", dim=5, n=300, seed=0)[0]
+
+    def get(name):
+        return digits[0] if get_model(name).takes_images else table
+    return get
 
 
 @pytest.fixture(scope="module")
-def fitted(train):
+def fitted(data_for):
     cache = {}
 
     def get(name):
         if name not in cache:
             model, events = tiny(name), []
-            result = model.fit(train, callback=events.append)
+            result = model.fit(data_for(name), callback=events.append)
             cache[name] = model, events, result
         return cache[name]
     return get
@@ -158,8 +165,9 @@ def test_declares_itself(name):
 
 
 @pytest.mark.parametrize("name", _names())
-def test_fit_streams_the_planned_steps(name, fitted, train):
+def test_fit_streams_the_planned_steps(name, fitted, data_for):
     model, events, result = fitted(name)
+    train = data_for(name)
     assert not result.stopped and events and result.steps == events[-1].step == len(events)
     assert [e.step for e in events] == list(range(1, len(events) + 1))
     cls = type(model)
@@ -168,8 +176,9 @@ def test_fit_streams_the_planned_steps(name, fitted, train):
 
 
 @pytest.mark.parametrize("name", _names())
-def test_samples_in_the_schema_and_repeat_with_the_seed(name, fitted, train, tmp_path):
+def test_samples_in_the_schema_and_repeat_with_the_seed(name, fitted, data_for, tmp_path):
     model, _, _ = fitted(name)
+    train = data_for(name)
     none = model.sample(0, seed=1)
     assert none.n == 0 and none.features.shape == (0, train.n_features)
     rows = model.sample(12, seed=3)
@@ -199,17 +208,17 @@ def test_private_ledger_keeps_the_budget_with_secret_noise(name, fitted):
 
 
 @pytest.mark.parametrize("name", _private_names())
-def test_reproducible_noise_is_labelled_seeded(name, train):
+def test_reproducible_noise_is_labelled_seeded(name, data_for):
     model = tiny(name, reproducible_noise=True)
-    model.fit(train)
+    model.fit(data_for(name))
     assert model.privacy_ledger().reproducible_noise
 
 
 @pytest.mark.parametrize("name", _names())
-def test_stop_from_the_callback_leaves_a_usable_model(name, train):
+def test_stop_from_the_callback_leaves_a_usable_model(name, data_for):
     model = tiny(name)
     seen = []
-    result = model.fit(train, callback=lambda ev: seen.append(ev) is not None)  # False: stop
+    result = model.fit(data_for(name), callback=lambda ev: seen.append(ev) is not None)  # False: stop
     assert result.stopped and len(seen) == result.steps == 1
     assert model.sample(4, seed=0).n == 4
 
@@ -241,7 +250,7 @@ def test_toy_on_the_train_page_and_in_its_plan(tmp_path, monkeypatch, digits):
     monkeypatch.setenv("DPCORE_RUNS_DIR", str(tmp_path))
     app = str(Path(__file__).resolve().parents[2] / "app.py")
     at = AppTest.from_file(app, default_timeout=120).run()
-    at.switch_page("pages/train.py").run()
+    at.switch_page("app_pages/train.py").run()
     at.selectbox(key="train.model").set_value("toy").run()
     assert not at.exception and not at.error
     assert any(c.value == Toy.description for c in at.caption)
