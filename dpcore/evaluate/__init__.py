@@ -4,7 +4,7 @@ Numbers only: the figures that show them are in `dpcore.figures`, and `scoring` 
 caller scores through. Names are imported lazily (PEP 562): `utility` and `mia` pull in torch, and the
 workbench's Data page should paint without waiting for it.
 """
-from importlib import import_module
+from dpcore.lazy import lazy_exports
 
 _EXPORTS = {
     "bounds": ["best_advantage", "bound_curves", "dpsgd_gdp_mu", "envelope_tradeoff",
@@ -15,17 +15,4 @@ _EXPORTS = {
     "scoring": ["AttackScores", "evaluate_all", "score_attacks", "score_marginals", "score_utility"],
     "utility": ["UtilityResult", "utility_scores"],
 }
-_MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
-__all__ = sorted(_MODULE_OF)
-
-
-def __getattr__(name: str):
-    if name not in _MODULE_OF:
-        raise AttributeError(f"module 'dpcore.evaluate' has no attribute {name!r}")
-    value = getattr(import_module(f"dpcore.evaluate.{_MODULE_OF[name]}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__():
-    return __all__
+__getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS, globals())
