@@ -7,6 +7,7 @@ chromium or playwright is missing.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
@@ -84,6 +85,31 @@ def shots(tmp_path) -> Path:
     return out
 
 
+@contextlib.contextmanager
+def _data_page(url: str, height: int = 1200, on_request=None, failure_shot: Path | None = None):
+    """Chromium on the workbench's first page (Data), closed on exit; `on_request(request)` sees
+    every request the page makes from the start; a failure inside is screenshot to `failure_shot`."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": height})
+            page.set_default_timeout(120_000)
+            if on_request is not None:
+                page.on("request", on_request)
+            page.goto(url)
+            page.wait_for_selector("h1:has-text('Data')")
+            try:
+                yield page
+            except BaseException:
+                if failure_shot is not None:
+                    page.screenshot(path=str(failure_shot))
+                raise
+        finally:
+            browser.close()
+
+
 def _idle(page, timeout: float = 120_000) -> None:
     """Wait until the script has finished its run (two checks: a rerun may start right after)."""
     page.wait_for_selector(IDLE, timeout=timeout)
@@ -122,75 +148,62 @@ def _loss_points(page) -> int:
 
 
 def test_walkthrough(server, shots):
-    from playwright.sync_api import sync_playwright
-
     url, runs = server
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 1200})
-            page.set_default_timeout(120_000)
-            page.goto(url)
-            page.wait_for_selector("h1:has-text('Data')")
-            _idle(page)
-            page.wait_for_selector("[data-testid='stPlotlyChart']")
-            _no_exception(page)
-            assert "1,438" in page.locator("[data-testid='stMetric']").first.inner_text()
-            page.screenshot(path=str(shots / "data.png"))
+    with _data_page(url, height=1200, failure_shot=shots / "failure.png") as page:
+        _idle(page)
+        page.wait_for_selector("[data-testid='stPlotlyChart']")
+        _no_exception(page)
+        assert "1,438" in page.locator("[data-testid='stMetric']").first.inner_text()
+        page.screenshot(path=str(shots / "data.png"))
 
-            # Train a small P3GM on digits and watch it live.
-            _goto(page, "Train")
-            page.wait_for_selector("text=Noise preview")
-            epochs = page.get_by_role("slider", name="Epochs")
-            epochs.focus()
-            while int(epochs.input_value()) > 2:  # small epochs: arrow keys move the slider
-                page.keyboard.press("ArrowLeft")
-            _idle(page)
-            page.get_by_text("Advanced settings").click()
-            _set_number(page, "hidden", 512)  # slow enough on a quiet machine for two polls
-            _set_number(page, "warmup steps", 400)
-            page.get_by_role("button", name="Start training").click()
-            page.wait_for_selector("[data-testid='stProgress']")
-            seen: list[int] = []  # points in the live chart at each poll
-            deadline = time.time() + 240
-            while time.time() < deadline and not page.get_by_text("Training finished").count():
-                n = _loss_points(page)
-                if n and (not seen or n != seen[-1]):
-                    seen.append(n)
-                    if len(seen) == 2:
-                        page.get_by_text("Live run").scroll_into_view_if_needed()
-                        page.screenshot(path=str(shots / "train_live.png"))
-                page.wait_for_timeout(200)
-            assert seen, "the live loss curve never appeared"
-            assert len(seen) >= 2 and seen == sorted(seen), f"the live loss curve did not grow: {seen}"
-            page.get_by_text("Training finished").wait_for(timeout=180_000)
-            _idle(page)
-            _no_exception(page)
-            assert len([d for d in runs.iterdir() if (d / "config.json").exists()]) == 1
-            page.screenshot(path=str(shots / "train.png"))
+        # Train a small P3GM on digits and watch it live.
+        _goto(page, "Train")
+        page.wait_for_selector("text=Noise preview")
+        epochs = page.get_by_role("slider", name="Epochs")
+        epochs.focus()
+        while int(epochs.input_value()) > 2:  # small epochs: arrow keys move the slider
+            page.keyboard.press("ArrowLeft")
+        _idle(page)
+        page.get_by_text("Advanced settings").click()
+        _set_number(page, "hidden", 512)  # slow enough on a quiet machine for two polls
+        _set_number(page, "warmup steps", 400)
+        page.get_by_role("button", name="Start training").click()
+        page.wait_for_selector("[data-testid='stProgress']")
+        seen: list[int] = []  # points in the live chart at each poll
+        deadline = time.time() + 240
+        while time.time() < deadline and not page.get_by_text("Training finished").count():
+            n = _loss_points(page)
+            if n and (not seen or n != seen[-1]):
+                seen.append(n)
+                if len(seen) == 2:
+                    page.get_by_text("Live run").scroll_into_view_if_needed()
+                    page.screenshot(path=str(shots / "train_live.png"))
+            page.wait_for_timeout(200)
+        assert seen, "the live loss curve never appeared"
+        assert len(seen) >= 2 and seen == sorted(seen), f"the live loss curve did not grow: {seen}"
+        page.get_by_text("Training finished").wait_for(timeout=180_000)
+        _idle(page)
+        _no_exception(page)
+        assert len([d for d in runs.iterdir() if (d / "config.json").exists()]) == 1
+        page.screenshot(path=str(shots / "train.png"))
 
-            _goto(page, "Compare")
-            page.wait_for_selector("[data-testid='stPlotlyChart']")
-            _no_exception(page)
-            assert page.locator("[data-testid='stPlotlyChart']").count() >= 2
-            page.screenshot(path=str(shots / "compare.png"))
+        _goto(page, "Compare")
+        page.wait_for_selector("[data-testid='stPlotlyChart']")
+        _no_exception(page)
+        assert page.locator("[data-testid='stPlotlyChart']").count() >= 2
+        page.screenshot(path=str(shots / "compare.png"))
 
-            _goto(page, "Privacy")
-            page.wait_for_function("""() => [...document.querySelectorAll('.js-plotly-plot')].some(
-                gd => gd.layout && gd.layout.title && gd.layout.title.text.includes('Membership'))""")
-            _no_exception(page)
-            page.evaluate("""() => [...document.querySelectorAll('.js-plotly-plot')].find(gd =>
-                gd.layout.title.text.includes('Membership')).scrollIntoView({block: 'center'})""")
-            page.screenshot(path=str(shots / "privacy.png"))
+        _goto(page, "Privacy")
+        page.wait_for_function("""() => [...document.querySelectorAll('.js-plotly-plot')].some(
+            gd => gd.layout && gd.layout.title && gd.layout.title.text.includes('Membership'))""")
+        _no_exception(page)
+        page.evaluate("""() => [...document.querySelectorAll('.js-plotly-plot')].find(gd =>
+            gd.layout.title.text.includes('Membership')).scrollIntoView({block: 'center'})""")
+        page.screenshot(path=str(shots / "privacy.png"))
 
-            _goto(page, "Runs")
-            _no_exception(page)
-            page.screenshot(path=str(shots / "runs.png"))
-        except BaseException:
-            page.screenshot(path=str(shots / "failure.png"))
-            raise
-        finally:
-            browser.close()
+        _goto(page, "Runs")
+        _no_exception(page)
+        page.screenshot(path=str(shots / "runs.png"))
 
 
 PAYLOAD_URL = "127.0.0.1:9"
@@ -205,8 +218,6 @@ INJECTED = f"""() => [...document.querySelectorAll(
 def test_markup_from_data_is_never_rendered(server, tmp_path):
     """Column names and category values that are Markdown/HTML: shown as text on the Data page and in
     the Compare page's plots, and the browser never requests the payload URL."""
-    from playwright.sync_api import sync_playwright
-
     from dpcore.runs import RunConfig, train_run
 
     url, runs = server
@@ -216,49 +227,38 @@ def test_markup_from_data_is_never_rendered(server, tmp_path):
     train_run(RunConfig("pgm", {"pca_dim": 2, "hidden": 8, "epochs": 1, "batch_size": 50, "warmup_steps": 0},
                         {"csv": str(csv), "target": "y"}), runs, name="markup")
     hits: list[str] = []
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 1200})
-            page.set_default_timeout(120_000)
-            page.on("request", lambda r: hits.append(r.url) if PAYLOAD_URL in r.url else None)
-            page.goto(url)
-            page.wait_for_selector("h1:has-text('Data')")
-            _idle(page)
-            page.get_by_text("Upload a CSV").click()
-            _idle(page)
-            page.locator("[data-testid='stFileUploaderDropzoneInput']").set_input_files(str(csv))
-            page.get_by_role("button", name="Use this table").wait_for()
-            _idle(page)
-            page.get_by_role("button", name="Use this table").click()
-            page.wait_for_selector("h3:has-text('Active dataset: markup.csv')")
-            _idle(page)
-            _no_exception(page)
-            assert page.get_by_text("Preprocessing not covered by ε").count()
-            shown = page.locator("[data-testid='stAlert']").first.inner_text().replace("\u2060", "")
-            assert COLUMN in shown and CATEGORY in shown  # shown as text
-            assert page.evaluate(INJECTED) == []
+    with _data_page(url, height=1200, on_request=lambda r: hits.append(r.url) if PAYLOAD_URL in r.url else None) as page:
+        _idle(page)
+        page.get_by_text("Upload a CSV").click()
+        _idle(page)
+        page.locator("[data-testid='stFileUploaderDropzoneInput']").set_input_files(str(csv))
+        page.get_by_role("button", name="Use this table").wait_for()
+        _idle(page)
+        page.get_by_role("button", name="Use this table").click()
+        page.wait_for_selector("h3:has-text('Active dataset: markup.csv')")
+        _idle(page)
+        _no_exception(page)
+        assert page.get_by_text("Preprocessing not covered by ε").count()
+        shown = page.locator("[data-testid='stAlert']").first.inner_text().replace("\u2060", "")
+        assert COLUMN in shown and CATEGORY in shown  # shown as text
+        assert page.evaluate(INJECTED) == []
 
-            _goto(page, "Compare")
-            page.wait_for_selector("[data-testid='stPlotlyChart']", state="attached")  # in hidden tabs
-            _idle(page)
-            page.wait_for_function("""() => [...document.querySelectorAll('.js-plotly-plot')].some(
-                gd => gd.layout && gd.layout.title && gd.layout.title.text.includes('TVD'))""")
-            _no_exception(page)
-            assert page.evaluate(INJECTED) == []
-            labels = page.evaluate("() => [...document.querySelectorAll('.js-plotly-plot text')]"
-                                   ".map(t => t.textContent).join(' ')")
-            assert "<a href=" in labels or "<span style=" in labels  # shown literally
-        finally:
-            browser.close()
+        _goto(page, "Compare")
+        page.wait_for_selector("[data-testid='stPlotlyChart']", state="attached")  # in hidden tabs
+        _idle(page)
+        page.wait_for_function("""() => [...document.querySelectorAll('.js-plotly-plot')].some(
+            gd => gd.layout && gd.layout.title && gd.layout.title.text.includes('TVD'))""")
+        _no_exception(page)
+        assert page.evaluate(INJECTED) == []
+        labels = page.evaluate("() => [...document.querySelectorAll('.js-plotly-plot text')]"
+                               ".map(t => t.textContent).join(' ')")
+        assert "<a href=" in labels or "<span style=" in labels  # shown literally
     assert hits == [], hits
 
 
 def test_runs_page_shows_a_finished_sweep(server, shots):
     """A real (tiny) grid sweep, then the Runs page in the browser: the Pareto front and the
     encoder share × PCA dimension heatmap are drawn, without an exception box."""
-    from playwright.sync_api import sync_playwright
-
     from dpcore.runs.sweep import SweepSpec, run_sweep
 
     url, runs = server
@@ -267,21 +267,13 @@ def test_runs_page_shows_a_finished_sweep(server, shots):
                      params={"epochs": 1, "hidden": 16, "em_iters": 2, "warmup_steps": 0})
     summary = run_sweep(spec, runs, backend="in-process")
     assert [r["status"] for r in summary["runs"]] == ["done"] * 4
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 1600})
-            page.set_default_timeout(120_000)
-            page.goto(url)
-            page.wait_for_selector("h1:has-text('Data')")
-            _idle(page)
-            _goto(page, "Runs")
-            titles = """() => [...document.querySelectorAll('.js-plotly-plot')]
-                .map(gd => (gd.layout && gd.layout.title && gd.layout.title.text) || '')"""
-            page.wait_for_function(f"() => ({titles})().some(t => t.includes('Pareto front'))")
-            page.wait_for_function(f"() => ({titles})().some(t => t.includes(' at ε = '))")
-            _no_exception(page)
-            page.get_by_text("Privacy–utility Pareto front").first.scroll_into_view_if_needed()
-            page.screenshot(path=str(shots / "sweep.png"))
-        finally:
-            browser.close()
+    with _data_page(url, height=1600) as page:
+        _idle(page)
+        _goto(page, "Runs")
+        titles = """() => [...document.querySelectorAll('.js-plotly-plot')]
+            .map(gd => (gd.layout && gd.layout.title && gd.layout.title.text) || '')"""
+        page.wait_for_function(f"() => ({titles})().some(t => t.includes('Pareto front'))")
+        page.wait_for_function(f"() => ({titles})().some(t => t.includes(' at ε = '))")
+        _no_exception(page)
+        page.get_by_text("Privacy–utility Pareto front").first.scroll_into_view_if_needed()
+        page.screenshot(path=str(shots / "sweep.png"))
