@@ -118,7 +118,8 @@ if names and go_:
                              "ε CI": f"[{r.eps_lower_bound:.2f}, {r.eps_upper:.2f}]",
                              "ε (accountant)": "∞" if math.isinf(eps) else round(eps, 3)})
         st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
-        st.caption("AUC 0.5 = the attacker learns nothing. The empirical ε lower bound is what an attack "
+        st.caption("AUC 0.5 = the attacker learns nothing; an AUC a little below 0.5 is sampling noise "
+                   "around 0.5, not extra protection. The empirical ε lower bound is what an attack "
                    "*proves* at 95 % confidence (Clopper–Pearson); for a DP run it must stay below the "
                    "accountant's ε. Not covered by ε — data owner only.")
         if skipped:

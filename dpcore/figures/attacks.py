@@ -35,7 +35,7 @@ def attack_curves_figure(runs: Sequence[tuple[str, Sequence]], bounds=()):
                                      line=dict(shape="hv", dash=dashes[i % len(dashes)])))
     fig.update_layout(xaxis_title="type-I error α (false positive rate)",
                       yaxis_title="type-II error β (1 − true positive rate)",
-                      xaxis=dict(range=[0, 1]), yaxis=dict(range=[0, 1], scaleanchor="x"),
+                      xaxis=dict(range=[0, 1], constrain="domain"), yaxis=dict(range=[0, 1], scaleanchor="x", constrain="domain"),
                       title=f"Membership inference attacks ({NOT_COVERED})", legend=dict(x=1.02, y=1))
     return fig
 
@@ -104,6 +104,6 @@ def mia_tradeoff_figure(results: Sequence[tuple[str, object]],
                                  name=f"{label} (AUC {res.auc:.3f})", line=dict(shape="hv")))
     fig.update_layout(xaxis_title="type-I error α (false positive rate)",
                       yaxis_title="type-II error β (1 − true positive rate)",
-                      xaxis=dict(range=[0, 1]), yaxis=dict(range=[0, 1], scaleanchor="x"),
+                      xaxis=dict(range=[0, 1], constrain="domain"), yaxis=dict(range=[0, 1], scaleanchor="x", constrain="domain"),
                       title="Membership inference trade-off", legend=dict(x=1.02, y=1))
     return fig

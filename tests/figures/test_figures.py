@@ -87,3 +87,14 @@ def test_pareto_front_puts_runs_calibrated_to_one_target_at_one_epsilon():
     fig = pareto_figure({"sweep": {"grid": {"epsilon": [2.0], "encoder_share": [0.2]}}, "runs": runs})
     line = next(t for t in fig.data if t.mode == "lines+markers")
     assert list(line.x) == [2.0] and list(line.y) == [0.6]
+
+
+def test_attack_plots_stay_square_inside_the_unit_square():
+    """Errors live in [0, 1]: with `scaleanchor` alone plotly widened the x-axis to −0.5…1.5 on a
+    wide page; constrain="domain" shrinks the plot instead, keeping both ranges at [0, 1]."""
+    from dpcore.figures.attacks import attack_curves_figure, mia_tradeoff_figure
+
+    for fig in (attack_curves_figure([]), mia_tradeoff_figure([])):
+        for axis in (fig.layout.xaxis, fig.layout.yaxis):
+            assert tuple(axis.range) == (0, 1) and axis.constrain == "domain"
+        assert fig.layout.yaxis.scaleanchor == "x"
