@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import json
 import math
-import time
 
 import streamlit as st
 
@@ -52,8 +51,7 @@ def live_panel() -> None:
             st.toast("Stopping after this step…")
     if last is not None:
         frac = min(1.0, last["step"] / max(1, last["total_steps"]))
-        elapsed = time.time() - live.started
-        left = elapsed * (1 - frac) / frac if frac > 0 and live.running else 0.0
+        left = ui.eta_seconds(live.progress, last["total_steps"]) if live.running else None
         phases = []
         for e in events:
             if e["phase"] not in phases:
@@ -61,8 +59,8 @@ def live_panel() -> None:
         strip = " → ".join(f"{phase_label(p)}{' ✓' if p != last['phase'] or not live.running else ''}"
                            for p in phases)
         st.progress(frac, text=f"step {last['step']:,} / {last['total_steps']:,} · {strip} · "
-                    + (f"about {ui.fmt_seconds(left)} left" if live.running else
-                       f"took {ui.fmt_seconds(elapsed)}"))
+                    + ((f"about {ui.fmt_seconds(left)} left" if left is not None else "estimating time left…")
+                       if live.running else f"took {ui.fmt_seconds(live.seconds_taken())}"))
         spent = last.get("epsilon", 0.0)
         if math.isfinite(target) and spent is not None and math.isfinite(spent):
             c2.metric("ε spent", f"{spent:.2f}", help="The accountant's ε of the ledger so far")
@@ -71,6 +69,9 @@ def live_panel() -> None:
             c2.metric("ε", "∞")
         st.plotly_chart(loss_curves_figure(events), key="train.losses")
         st.caption("raw losses — not covered by ε (data owner only): computed on the private rows without noise.")
+        with st.expander("About these numbers"):
+            for note in ui.TRAINING_NOTES:
+                st.markdown(f"- {note}")
     elif live.running:
         st.progress(0.0, text="loading data and calibrating…")
     if status == "failed":

@@ -24,17 +24,17 @@ from dpcore.ui.data import (DEFAULT_DATASET, data_choice, data_config_fields, da
 from dpcore.ui.forms import (DEFAULT_MODEL, EPSILON_CHOICES, coerce_param, config_fields, config_widget,
                              data_facts_json, default_delta, model_info, plan_preview, remember_params,
                              remembered_params)
-from dpcore.ui.live import (POLL_SECONDS, LiveRun, live_run, set_live_run, set_sweep_state, sidebar_status,
+from dpcore.ui.live import (POLL_SECONDS, LiveRun, eta_seconds, live_run, set_live_run, set_sweep_state, sidebar_status,
                             sweep_state)
-from dpcore.ui.nav import (EPSILON_EXPLAINER, fmt_eps, fmt_seconds, guard, runs_root,
+from dpcore.ui.nav import (EPSILON_EXPLAINER, TRAINING_NOTES, fmt_eps, fmt_seconds, guard, runs_root,
                            upload_limit_bytes)
 from dpcore.ui.picker import choose_runs, headline_missing, list_runs, model_runs, run_picker, utility_points
 
 __all__ = [
-    "DEFAULT_DATASET", "DEFAULT_MODEL", "EPSILON_CHOICES", "EPSILON_EXPLAINER", "POLL_SECONDS",
+    "DEFAULT_DATASET", "DEFAULT_MODEL", "EPSILON_CHOICES", "EPSILON_EXPLAINER", "POLL_SECONDS", "TRAINING_NOTES",
     "LiveRun", "attack_estimate_seconds", "attacks", "bundle", "canary_audit", "choose_runs", "coerce_param",
     "config_fields", "config_widget", "data_choice", "data_config_fields", "data_facts_json", "data_label",
-    "default_data_choice", "default_delta", "fmt_eps", "fmt_seconds", "guard", "headline_missing", "key",
+    "default_data_choice", "default_delta", "eta_seconds", "fmt_eps", "fmt_seconds", "guard", "headline_missing", "key",
     "latent", "list_runs", "live_run", "load_data", "marginals", "model_info", "model_runs", "one_way",
     "parse_table", "parse_upload", "plan_preview",
     "remember_params", "remembered_params", "report_html", "run_mtime", "run_picker", "runs_root", "samples",

@@ -31,13 +31,29 @@ class LiveRun:
         self.started = started or time.time()
         self.events: list[dict] = []
         self.announced = False
+        self.progress: list[tuple[float, int, str]] = []  # (time seen, step, phase) at each poll
         self._lock = threading.Lock()
 
     def drain(self) -> list[dict]:
         """Copy new events from the runner's buffer; return all events so far."""
         with self._lock:
             self.events.extend(self.handle.events(len(self.events)))
+            if self.events:
+                last = self.events[-1]
+                self.progress.append((time.time(), int(last["step"]), str(last["phase"])))
             return list(self.events)
+
+    def seconds_taken(self) -> float:
+        """The run's own duration once it has ended (status.json's start → end), else time so far."""
+        run = self.handle.run
+        if not self.running and run is not None:
+            try:
+                secs = run.status().get("seconds")
+            except Exception:  # noqa: BLE001 - an unreadable status falls back to the clock
+                secs = None
+            if isinstance(secs, (int, float)):
+                return float(secs)
+        return time.time() - self.started
 
     @property
     def run_name(self) -> str | None:
@@ -80,3 +96,18 @@ def sidebar_status() -> None:
                     "failed": ":material/error:"}.get(state, ":material/hourglass_top:")
             st.caption(f"{icon} Your run {md(live.run_name or '…')}: {state}")
         st.caption(f"Runs are saved in {md(runs_root())}")
+
+
+def eta_seconds(progress: list[tuple[float, int, str]], total_steps: int, min_span: float = 1.0) -> float | None:
+    """Time left from the current phase's own pace: (steps left) / (steps per second over the polls
+    of the phase now running). Phases differ by orders of magnitude in step time (one DP-PCA step,
+    thousands of DP-SGD steps), so a whole-run average misleads; None until the phase has been
+    watched for `min_span` seconds."""
+    if not progress:
+        return None
+    t_now, step_now, phase = progress[-1]
+    same = [(t, s) for t, s, ph in progress if ph == phase]
+    t0, s0 = same[0]
+    if t_now - t0 < min_span or step_now <= s0:
+        return None
+    return max(0, total_steps - step_now) * (t_now - t0) / (step_now - s0)

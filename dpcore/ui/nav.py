@@ -73,6 +73,16 @@ def fmt_seconds(s: float | None) -> str:
     return f"{int(s // 3600)} h {int(s % 3600 // 60):02d} min"
 
 
+TRAINING_NOTES = (
+    "**Decoder warm-up** trains the decoder on draws from the private prior only: post-processing, "
+    "no privacy cost.",
+    "**ε is not additive**: the meter composes every noisy step with Rényi DP (RDP), which is much "
+    "tighter than adding each step's ε, so the encoder's share of the budget and the ε spent by a "
+    "phase do not sum like money.",
+    "**The reported ε is RDP's** (tight conversion), an upper bound the accountant can always "
+    "compute; the PLD accountant, shown on the Privacy page, is often smaller but is a numerical "
+    "estimate, so the workbench reports the bound.",
+)
 EPSILON_EXPLAINER = (
     "**ε (epsilon)** is the privacy budget: it bounds how much any single person's record can change "
     "what the model learns. Smaller is more private — at ε = 1 an attacker's odds of telling whether "

@@ -197,6 +197,7 @@ def _wait(at, timeout=90):
 
 def test_train_page_runs_a_tiny_model_live(runs_dir):
     from dpcore.runs import Run
+    from dpcore.ui.nav import fmt_seconds as ui_fmt_seconds
 
     at = _app("app_pages/train.py")
     _tiny(at)
@@ -216,6 +217,10 @@ def test_train_page_runs_a_tiny_model_live(runs_dir):
     assert {tr["name"] for tr in fig["data"]} >= {"loss"}
     assert any("raw losses — not covered by ε (data owner only)" in c.value for c in at.caption)
     assert len(live.events) == live.events[-1]["total_steps"]
+    notes = " ".join(m.value for m in next(e for e in at.expander if e.label == "About these numbers").markdown)
+    assert "no privacy cost" in notes and "not additive" in notes and "RDP" in notes and "PLD" in notes
+    took = next(p for p in at.get("progress") if "took" in str(p.proto.text)).proto.text
+    assert ui_fmt_seconds(run.status()["seconds"]) in took  # the run's own duration, not the wall clock
 
 
 def test_train_page_stop_keeps_a_usable_model(runs_dir):
