@@ -54,20 +54,6 @@ def test_privacy_utility_curve_with_an_unscored_run_and_infinite_epsilon():
 
 
 # ----------------------------------------------------------------------------- the Runs table
-@pytest.fixture(scope="module")
-def runs_dir(tmp_path_factory):
-    import os
-
-    root = tmp_path_factory.mktemp("runs")
-    old = {k: os.environ.get(k) for k in ("DPCORE_RUNS_DIR", "DPCORE_UI_RAISE")}
-    os.environ["DPCORE_RUNS_DIR"] = str(root)
-    os.environ["DPCORE_UI_RAISE"] = "1"
-    yield root
-    for k, v in old.items():
-        if v is None:
-            os.environ.pop(k, None)
-        else:
-            os.environ[k] = v
 
 
 def test_runs_page_with_unscored_and_infinite_runs_shows_no_none_nan_or_infinity(runs_dir):

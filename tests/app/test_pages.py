@@ -20,20 +20,6 @@ TIMEOUT = 120
 TINY = {"epochs": 1, "hidden": 32, "warmup_steps": 10, "pca_dim": 10, "batch_size": 200}
 
 
-@pytest.fixture(scope="module")
-def runs_dir(tmp_path_factory):
-    import os
-
-    root = tmp_path_factory.mktemp("runs")
-    old = {k: os.environ.get(k) for k in ("DPCORE_RUNS_DIR", "DPCORE_UI_RAISE")}
-    os.environ["DPCORE_RUNS_DIR"] = str(root)
-    os.environ["DPCORE_UI_RAISE"] = "1"  # a bug raises instead of becoming a friendly st.error
-    yield root
-    for k, v in old.items():
-        if v is None:
-            os.environ.pop(k, None)
-        else:
-            os.environ[k] = v
 
 
 @pytest.fixture(scope="module")
