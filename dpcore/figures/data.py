@@ -83,15 +83,21 @@ def image_grid_figure(dataset: Dataset, n: int = 64, seed: int = 0, ncols: int |
 
 
 def class_mean_images_figure(dataset: Dataset, ncols: int = 5):
-    """The mean image of each class (what a class-conditional generator should get right first)."""
+    """The mean image of each class (what a class-conditional generator should get right first).
+
+    Every class the dataset declares gets a panel: a class a generator never produced is a blank
+    panel titled "… (none generated)" rather than silently missing from the grid."""
     import plotly.express as px
 
     if dataset.labels is None:
         raise DataError(f"{dataset.name} has no labels")
     imgs = _images(dataset)
-    classes = np.unique(dataset.labels)
-    means = np.stack([imgs[dataset.labels == c].mean(0) for c in classes])
-    names = [html_text(dataset.label_names[c] if dataset.label_names is not None else c) for c in classes]
+    classes = np.arange(max(dataset.n_classes, int(dataset.labels.max()) + 1 if dataset.n else 0))
+    present = np.isin(classes, dataset.labels)
+    means = np.stack([imgs[dataset.labels == c].mean(0) if ok else np.zeros(imgs.shape[1:])
+                      for c, ok in zip(classes, present)])
+    names = [html_text(dataset.label_names[c] if dataset.label_names is not None else c)
+             + ("" if ok else " (none generated)") for c, ok in zip(classes, present)]
     if means.ndim == 3:
         fig = px.imshow(means, facet_col=0, facet_col_wrap=min(ncols, len(classes)), zmin=0, zmax=1,
                         color_continuous_scale="gray_r")

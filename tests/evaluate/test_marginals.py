@@ -69,3 +69,12 @@ def test_figures(digits):
     assert two_way_heatmap(mat).data[0].z.shape == (4, 4)
     assert len(image_grid_figure(ds, n=16).data) == 1
     assert len(class_mean_images_figure(ds).data) == 10
+
+
+def test_class_means_keep_a_panel_for_a_class_never_generated(digits):
+    ds = digits["train_img"]
+    no_five = ds.subset(ds.labels != 5)
+    fig = class_mean_images_figure(no_five)
+    titles = [a.text for a in fig.layout.annotations]
+    assert len(fig.data) == 10 and len(titles) == 10
+    assert [t for t in titles if "none generated" in t] == ["5 (none generated)"]
