@@ -367,10 +367,13 @@ def test_runs_page_manage_and_report(finished, runs_dir):
     at.selectbox(key="runs.selected").set_value(finished[0].name).run()
     buttons = [b.key for b in at.button if b.key and b.key.startswith("runs.export")]
     assert buttons == ["runs.export.shareable", "runs.export.private"]  # shareable first
+    assert at.number_input(key="runs.report_rows").value == 1000  # small by default, the user's choice
+    at.number_input(key="runs.report_rows").set_value(25).run()
     at.button(key="runs.export.shareable").click().run()
     assert not at.exception
     name, kind, html = at.session_state["runs.report"]
     assert (name, kind) == (finished[0].name, "shareable")
+    assert "synthetic rows drawn for this release</th><td>25</td>" in html and "<h2>Summary</h2>" in html
     assert html.count("<script type=\"text/javascript\">/**") <= 1 and "plotly" in html.lower()
     assert "Membership inference" not in html and f"{finished[0].epsilon:.4g}" in html
     at.button(key="runs.export.private").click().run()
