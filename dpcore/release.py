@@ -103,8 +103,8 @@ def coverage_sentence(private: bool, seeded_noise: bool = False, preprocessing_p
         return f"{coverage.NOT_PRIVATE.capitalize()}: {coverage.SEEDED_EXPLAINER}"
     if not private:
         return "Nothing: this model was trained without differential privacy (ε = ∞)."
-    out = ("Covers " + "; ".join(o.label.lower() for o in coverage.covered()) + ". Not covered: "
-           + "; ".join(o.label.lower() for o in coverage.not_covered()) + ".")
+    out = ("Covered: " + "; ".join(o.label for o in coverage.covered()) + ". Not covered (data owner only): "
+           + "; ".join(o.label for o in coverage.not_covered()) + ".")
     if not preprocessing_private:
         out += " Preprocessing not covered by ε: some bounds or categories were read from the private data."
     return out

@@ -112,7 +112,7 @@ def test_private_report_opens_with_a_summary_then_the_details(table_run):
     assert h2[:2] == ["Summary", "Details"], h2
     summary = text[text.index("<h2>Summary"):text.index("<h2>Details")]
     for part in ("Model:", "Data:", "ε:", "What ε covers:", "Utility:", "real held-out rows",
-                 "Strongest membership attack:", "AUC", coverage.covered()[0].label.lower()):
+                 "Strongest membership attack:", "AUC", coverage.covered()[0].label):
         assert part in summary, part
     assert "param:" not in text and text.count("class='params'") == 1  # one compact settings grid
     utility = text[text.index("<h2>Utility"):].split("<h2>")[1]
