@@ -280,6 +280,10 @@ def test_compare_page_with_runs(finished, monkeypatch):
     assert len(heat) == 2 and heat[0]["zmax"] == heat[1]["zmax"] and heat[0]["zmin"] == heat[1]["zmin"]
     assert [tr.get("showscale", True) for tr in heat] == [False, True]  # one colour bar for both
     assert any("K = " in c.value for c in at.caption)  # the latent caption names the prior's K
+    at.radio(key="compare.latent_method").set_value("umap").run()  # slow: waits for its button
+    assert not at.exception and "UMAP" in at.button(key="compare.umap_go").label
+    assert not any("UMAP" in t for t in _titles(at)) and any("Press the button" in c.value for c in at.caption)
+    at.radio(key="compare.latent_method").set_value("pca").run()
     assert sorted(calls) == sorted(["utility", "marginals", "latent", "samples_figures"] * 2)
     at.switch_page("app_pages/data.py").run()
     at.switch_page("app_pages/compare.py").run()  # re-opening is served from the cache
