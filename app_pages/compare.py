@@ -71,23 +71,52 @@ with tabs[1]:
         col = st.selectbox("Column (worst first)", cols, key=f"compare.col.{name}",
                            format_func=lambda c: f"{c}  (TVD {one[c]:.3f})")
         st.plotly_chart(ui.one_way(*ui.key(name), col), key=f"compare.oneway.{name}")
-        st.plotly_chart(m["heatmap"], key=f"compare.heatmap.{name}")
+        st.plotly_chart(heatmaps.get(name, m["heatmap"]), key=f"compare.heatmap.{name}")
+
+    heatmaps = {}
+    if len(chosen) > 1:  # side by side: one colour scale, or equal colours would mean different TVDs
+        with ui.guard():
+            from dpcore.figures import shared_color_scale
+
+            heatmaps = dict(zip(chosen, shared_color_scale([ui.marginals(*ui.key(n))["heatmap"] for n in chosen])))
     side_by_side(draw_marginals)
 
 with tabs[2]:
     method = st.radio("Projection", ["pca", "umap"], horizontal=True, key="compare.latent_method",
                       format_func=lambda m: {"pca": "PCA (fast, ellipses exact)",
-                                             "umap": "UMAP (slow first time, non-linear)"}[m])
-    st.caption("Real training rows encoded into the latent space (coloured by class), the mixture-of-"
-               "Gaussians prior the model samples from (red), and synthetic rows re-encoded (×).")
+                                             "umap": "UMAP (slow, non-linear)"}[m])
+    st.caption("Real training rows encoded into the latent space (coloured by class, drawn on top), the "
+               "mixture-of-Gaussians prior the model samples from (red), and synthetic rows re-encoded "
+               "(grey ×, underneath).")
+    if method == "umap":
+        from dpcore.figures import umap_seconds
+        from dpcore.report import LATENT_ROWS, LATENT_SYNTHETIC
+
+        n_points = sum(min(ui.bundle(n).train.n, LATENT_ROWS) + LATENT_SYNTHETIC for n in chosen)
+        est = umap_seconds(n_points)
+        if est > 20:
+            st.warning(f"UMAP on {n_points:,} points takes about {ui.fmt_seconds(est)} the first time "
+                       "(PCA is instant).", icon=":material/hourglass_top:")
+        go_umap = st.button(f"Project with UMAP (about {ui.fmt_seconds(est)})", key="compare.umap_go") \
+            or st.session_state.get("compare.umap_done")
 
     def draw_latent(name: str) -> None:
-        fig = ui.latent(*ui.key(name), method)
+        if method == "umap" and not go_umap:
+            st.caption("Press the button above to start the UMAP projection.")
+            return
+        with st.status(f"Projecting latent codes ({method.upper()})…", expanded=False) as box:
+            fig = ui.latent(*ui.key(name), method)
+            box.update(label=f"Latent codes projected ({method.upper()})", state="complete")
         if fig is None:
             st.caption("This model has no encoder to project.")
         else:
+            from dpcore.figures import components_note
+
             st.plotly_chart(fig, key=f"compare.latent.{name}.{method}")
+            st.caption(components_note((fig.layout.meta or {}).get("components")))
     side_by_side(draw_latent)
+    if method == "umap" and go_umap:
+        st.session_state["compare.umap_done"] = True
 
 with tabs[3]:
     st.caption("Classifiers trained on the synthetic rows and tested on the real held-out test split, "

@@ -84,9 +84,13 @@ for n in ATTACKS:
     why = available(n, model)
     if why:
         st.caption(f"{n}: not available — {why}.")
-others = [n for n in info if n != name]
+others = [n for n in info if n != name and info[n].dataset == s.dataset]  # attacks on other data do not compare
 extra = st.selectbox("Compare with another run", ["—"] + others, key="privacy.more",
-                     help="Its attacks are drawn dashed on the same plot.")
+                     help=f"Runs on the same dataset ({s.dataset}) only. Its attacks are drawn in their own colour, "
+                          "with its own bound.")
+log_fpr = st.toggle("Log-scaled false positive rate (zoom into 0.1 %…100 %)", key="privacy.log_fpr",
+                    help="A real attacker cares about the few members it can name with almost no false alarms: "
+                         "the low-FPR corner of the ROC curve.")
 names = tuple(chosen)
 est = ui.attack_estimate_seconds(name, names) if names else 0.0
 go_ = st.button(f"Run the attacks (about {ui.fmt_seconds(est)})", key="privacy.run_attacks", type="primary") \
@@ -99,14 +103,20 @@ if names and go_:
             other = ui.bundle(extra)
             ok = tuple(n for n in names if available(n, other.model) is None)
             runs.append((extra, ui.attacks(*ui.key(extra), ok)[0]))
-        from dpcore.figures import exposed_records_figure
-        from dpcore.report import attack_figure
+        from dpcore.figures import exposed_records_figure, short_labels
+        from dpcore.report import attack_figure, run_curves
 
-        st.plotly_chart(attack_figure(runs, ledger if b.private else None, b.delta), key="privacy.mia")
-        st.caption("Each curve is an attacker's trade-off: type-I error α (calling a non-member a member) "
-                   "against type-II error β (missing a member). The dashed curves are what the run's "
-                   "guarantee allows: no attack can go below them (up to sampling error). The dotted GDP "
-                   "(CLT) curve is an approximation, not a bound.")
+        labels = short_labels([{"model": info[n].model, "epsilon": info[n].epsilon, "params": info[n].params}
+                               for n, _ in runs])
+        curves = [run_curves(ui.bundle(n), res, lab) for (n, res), lab in zip(runs, labels)]
+        st.plotly_chart(attack_figure(curves, log_fpr=log_fpr), key="privacy.mia")
+        st.caption("Left, the ROC view: the share of members an attacker names (true positive rate) against "
+                   "the share of non-members it wrongly names (false positive rate); the diagonal is "
+                   "guessing. Right, the same attacks as a trade-off: type-I error α (calling a non-member a "
+                   "member) against type-II error β (missing a member). Each run has one colour; its dashed "
+                   "curves are what its own ε and δ allow — no attack can do better (up to sampling error). "
+                   "The dotted GDP curve is a central-limit approximation, not a bound. Hover a curve for "
+                   "the full run name.")
         rows = []
         for run_name, res in runs:
             eps = info[run_name].epsilon

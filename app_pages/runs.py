@@ -74,10 +74,16 @@ else:
                                  "ledger, synthetic samples (no real rows, no scores against real data)"),
                    "private": ("Private report", "Everything, including real rows, raw losses and the attack: "
                                "not covered by ε, for the data owner only")}
+        from dpcore.release import REPORT_ROWS
+
+        rows = c.number_input("Synthetic rows in the report", min_value=1, max_value=20_000, value=REPORT_ROWS,
+                              step=500, key="runs.report_rows",
+                              help="Rows of synthetic data embedded in the report as a CSV download (numbers "
+                                   "rounded to the input's precision). Fewer rows, smaller file.")
         for kind, (label, tip) in exports.items():
             if c.button(label, icon=":material/description:", key=f"runs.export.{kind}", help=tip):
                 with ui.guard():
-                    st.session_state["runs.report"] = (name, kind, ui.report_html(*ui.key(name), kind))
+                    st.session_state["runs.report"] = (name, kind, ui.report_html(*ui.key(name), kind, int(rows)))
         rep = st.session_state.get("runs.report")
         if rep and rep[0] == name:
             d.download_button(f"Download {exports[rep[1]][0].lower()} (HTML)", rep[2].encode(),

@@ -87,10 +87,17 @@ for col, name, title in ((cols[0], p_name, "Private"), (cols[1], l_name, "Not pr
 if len(sides) == 2:
     sentence = story.verdict(sides["Private"], sides["Not private"])
     st.success(md(sentence), icon=":material/campaign:")
+    log_fpr = st.toggle("Log-scaled false positive rate", key="story.log_fpr",
+                        help="Zoom into the low false-positive region (0.1 %…100 %) where an attacker names "
+                             "members with almost no false alarms.")
     with ui.guard():
-        st.plotly_chart(story.attack_figure(p_name, l_name, DEFAULT), key="story.attacks")
-    st.caption("Each curve is the best attack's trade-off (lower is safer); the shaded bound is what the private "
-               "run's ε allows at most. An AUC below 0.5 is chance with noise: the attacker learns nothing.")
+        st.plotly_chart(story.attack_figure(p_name, l_name, DEFAULT, log_fpr), key="story.attacks")
+    st.caption("Left: the share of training rows an attacker names (true positive rate) against the share of "
+               "other rows it wrongly names (false positive rate) — the closer to the diagonal "
+               "(guessing), the safer. Right: the same as type-II vs type-I error (higher is safer). The "
+               "dashed curve in the private run's colour is what its ε allows at most; the dotted GDP curve "
+               "is an approximation, not a bound. An AUC below 0.5 is chance with noise: the attacker "
+               "learns nothing.")
     if st.button("Story report (private, HTML)", icon=":material/description:", key="story.export",
                  help="Both runs, their scores and the attacks: not covered by ε, for the data owner only"):
         with ui.guard():

@@ -17,12 +17,16 @@ from typing import Any, Sequence
 from dpcore.privacy import coverage
 
 KINDS = ("shareable", "private")
-SHARE_ROWS = 1000  # synthetic rows drawn for the release: a fixed number, not the training size
 TABLE_ROWS = 20
 PRIVATE_MARK = "PRIVATE — contains data not covered by ε; for the data owner only, do not share."
-_CSS = ("body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;color:#222}"
-        "table{border-collapse:collapse}th,td{padding:4px 12px;border-bottom:1px solid #ddd;text-align:left}"
-        "th{font-weight:600}h2{margin-top:2em}.note{color:#555}"
+REPORT_ROWS = 1000  # default synthetic rows in a report's download: small, and not the training size
+_CSS = ("body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222;"
+        "background:#fff}table{border-collapse:collapse;margin:.5em 0}"
+        "th,td{padding:4px 12px;border-bottom:1px solid #ddd;text-align:left;color:#222;background:#fff}"
+        "th{font-weight:600;background:#f2f4f7}td.num{text-align:right;font-variant-numeric:tabular-nums}"
+        "h2{margin-top:2em}.note{color:#555}"
+        ".summary{border:1px solid #ccd;border-radius:6px;padding:.6em 1.2em;background:#f8f9fb}"
+        ".summary li{margin:.3em 0}.summary td,.summary th{background:transparent}"
         ".private{background:#b3261e;color:#fff;padding:4px 10px;font-weight:600}"
         ".shareable{background:#2e7d32;color:#fff;padding:4px 10px;font-weight:600}"
         "@media print{.private.page{position:fixed;top:0;left:0;right:0}}")
@@ -37,6 +41,86 @@ def fmt(v) -> str:
             return "—"
         return f"{v:.4g}"
     return html.escape(str(v))
+
+
+def params_table(params: dict[str, Any], per_row: int = 3) -> str:
+    """The run's settings as one compact grid (name | value, `per_row` pairs a row), not one row each."""
+    items = sorted(params.items())
+    head = "".join("<th>setting</th><th>value</th>" for _ in range(min(per_row, len(items))))
+    rows = []
+    for i in range(0, len(items), per_row):
+        cells = "".join(f"<td><code>{html.escape(str(k))}</code></td><td>{fmt(v)}</td>" for k, v in items[i:i + per_row])
+        rows.append(f"<tr>{cells}</tr>")
+    return f"<table class='params'><tr>{head}</tr>{''.join(rows)}</table>" if items else ""
+
+
+def utility_table(result) -> str:
+    """The train-on-synthetic/test-on-real scores as a plain HTML table (one row per classifier and
+    the mean; per metric, synthetic → real next to the real → real reference)."""
+    def cell(v) -> str:
+        ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(float(v))
+        return f"<td class='num'>{float(v):.3f}</td>" if ok else "<td class='num'>—</td>"
+
+    ref = result.reference or None
+    head = "<th>classifier</th>" + "".join(
+        f"<th>{html.escape(m)} (synthetic → real)</th>" + (f"<th>{html.escape(m)} (real → real)</th>" if ref else "")
+        for m in result.metrics)
+    rows = []
+    for name in list(result.rows) + ["mean"]:
+        scores = result.mean if name == "mean" else result.rows[name]
+        refs = (ref["mean"] if name == "mean" else ref.get("classifiers", {}).get(name, {})) if ref else {}
+        cells = "".join(cell(scores.get(m)) + (cell(refs.get(m)) if ref else "") for m in result.metrics)
+        label = f"<b>{html.escape(str(name))}</b>" if name == "mean" else html.escape(str(name))
+        rows.append(f"<tr><td>{label}</td>{cells}</tr>")
+    notes = "".join(f"<p class='note'>{html.escape(n)}</p>" for n in (result.notes or []))
+    return f"<table><tr>{head}</tr>{''.join(rows)}</table>{notes}"
+
+
+def synthetic_rows_section(data, name: str) -> str:
+    """The first rows of a synthetic table and all of its rows as an embedded CSV download (formula
+    cells neutralised, values already rounded to the declared precision by the decoder)."""
+    import base64
+
+    from dpcore.runs.export import csv_bytes
+
+    if data.is_image:
+        return ""
+    link = base64.b64encode(csv_bytes(data)).decode()
+    fname = html.escape(f"{name}-synthetic-{data.n}.csv", quote=True)
+    return (f"<p><a download='{fname}' href='data:text/csv;base64,{link}'>Download the {data.n:,} synthetic rows "
+            f"(CSV)</a> — first {min(TABLE_ROWS, data.n)} below.</p>" + rows_table(data.to_frame()))
+
+
+def summary_list(items: Sequence[tuple[str, str]]) -> str:
+    """The summary block that opens a report: (label, plain-text sentence) pairs, escaped here."""
+    lis = "".join(f"<li><b>{html.escape(k)}:</b> {html.escape(v)}</li>" for k, v in items)
+    return f"<div class='summary'><h2>Summary</h2><ul>{lis}</ul></div>"
+
+
+def coverage_sentence(private: bool, seeded_noise: bool = False, preprocessing_private: bool = True) -> str:
+    """What the run's ε covers in one sentence, in the catalogue's words (`dpcore.privacy.coverage`)."""
+    if seeded_noise:
+        return f"{coverage.NOT_PRIVATE.capitalize()}: {coverage.SEEDED_EXPLAINER}"
+    if not private:
+        return "Nothing: this model was trained without differential privacy (ε = ∞)."
+    out = ("Covered: " + "; ".join(o.label for o in coverage.covered()) + ". Not covered (data owner only): "
+           + "; ".join(o.label for o in coverage.not_covered()) + ".")
+    if not preprocessing_private:
+        out += " Preprocessing not covered by ε: some bounds or categories were read from the private data."
+    return out
+
+
+def _tidy(fig):
+    """A copy of a figure whose titles, tick labels and axis titles are never clipped in the page."""
+    import plotly.graph_objects as go
+
+    f = go.Figure(fig)
+    m = f.layout.margin
+    f.update_layout(margin=dict(l=max(m.l or 0, 60), r=max(m.r or 0, 30), t=max(m.t or 0, 70), b=max(m.b or 0, 60)),
+                    title=dict(automargin=True, yref="container"))
+    f.update_xaxes(automargin=True)
+    f.update_yaxes(automargin=True)
+    return f
 
 
 def numbers_table(numbers: dict[str, Any]) -> str:
@@ -62,11 +146,12 @@ def coverage_table(private: bool) -> str:
 
 
 def page(title: str, intro: str, numbers: dict[str, Any], sections: Sequence[tuple[str, Any]],
-         *, private: bool) -> str:
+         *, private: bool, summary: str = "") -> str:
     """One self-contained HTML page. sections: (caption, plotly figure or ready-escaped HTML or None).
 
-    A private page repeats `PRIVATE_MARK` above the title, in a bar fixed on every printed page,
-    and above every section.
+    `summary` (ready-escaped HTML, `summary_list`) comes first, right under the title; the numbers
+    table and the sections are the details after it. A private page repeats `PRIVATE_MARK` above
+    the title, in a bar fixed on every printed page, and above every section.
     """
     mark = f"<div class='private'>{html.escape(PRIVATE_MARK)}</div>" if private else ""
     badge = (f"<div class='private page'>{html.escape(PRIVATE_MARK)}</div>" if private else
@@ -75,7 +160,10 @@ def page(title: str, intro: str, numbers: dict[str, Any], sections: Sequence[tup
     parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
              f"<style>{_CSS}</style></head><body>", badge, f"<h1>{html.escape(title)}</h1>",
              f"<p class='note'>Generated {datetime.now().isoformat(timespec='seconds')} by the DP Generative "
-             f"Workbench. {html.escape(intro)}</p>", numbers_table(numbers)]
+             f"Workbench. {html.escape(intro)}</p>"]
+    if summary:
+        parts += [mark, summary, mark, "<h2>Details</h2>"]
+    parts.append(numbers_table(numbers))
     first = True
     for caption, content in sections:
         if content is None:
@@ -84,7 +172,7 @@ def page(title: str, intro: str, numbers: dict[str, Any], sections: Sequence[tup
         if isinstance(content, str):
             parts.append(content)
         else:
-            parts.append(content.to_html(full_html=False, include_plotlyjs=first))
+            parts.append(_tidy(content).to_html(full_html=False, include_plotlyjs=first))
             first = False
     parts.append("</body></html>")
     return "\n".join(parts)
@@ -96,8 +184,20 @@ def _run_facts(bundle) -> dict[str, Any]:
             "ε (accountant)": s.epsilon, "δ": s.delta if bundle.private else "—"}
 
 
-def _params(bundle) -> dict[str, Any]:
-    return {f"param: {k}": v for k, v in sorted(bundle.run.config.params.items())}
+def settings_section(bundle) -> tuple[str, str]:
+    return ("Settings", params_table(dict(bundle.run.config.params)))
+
+
+def summary_items(bundle, *, n_synthetic: int) -> list[tuple[str, str]]:
+    """The summary lines every report opens with: model, data, ε and what it covers."""
+    s = bundle.run.summary()
+    model = getattr(bundle.model, "label", None) or s.model
+    eps = ("∞ (not private)" if not bundle.private or math.isinf(s.epsilon) else
+           f"{s.epsilon:.3g} with δ = {s.delta:.1e}, from the accountant over the privacy ledger")
+    return [("Model", f"{model} ({s.model})"), ("Data", f"{s.dataset}; {n_synthetic:,} synthetic rows in this file"),
+            ("ε", eps), ("What ε covers", coverage_sentence(bundle.private, bundle.seeded_noise,
+                                                             bundle.train.preprocessing_private
+                                                             if hasattr(bundle.train, "preprocessing_private") else True))]
 
 
 def _ledger_sections(bundle) -> list[tuple[str, Any]]:
@@ -122,14 +222,15 @@ def _ledger_sections(bundle) -> list[tuple[str, Any]]:
             ("Trade-off bounds from the ledger (dotted: approximation, not a bound)", bounds)]
 
 
-def shareable_report(bundle, seed: int = 0) -> str:
-    """The release: settings, ε/δ and the ledger, synthetic samples, and what is deliberately left out.
+def shareable_report(bundle, seed: int = 0, rows: int = REPORT_ROWS) -> str:
+    """The release: settings, ε/δ and the ledger, `rows` synthetic rows (a number the user picks,
+    never the training size), and what is deliberately left out.
 
     Reads no real row and no evaluation: only the model, its ledger and its settings.
     """
     from dpcore.figures import class_mean_images_figure, image_grid_figure
 
-    syn = bundle.model.sample(SHARE_ROWS, seed=seed)
+    syn = bundle.model.sample(rows, seed=seed)
     sections: list[tuple[str, Any]] = []
     if syn.is_image:
         grid = image_grid_figure(syn, n=64, seed=0)
@@ -140,7 +241,8 @@ def shareable_report(bundle, seed: int = 0) -> str:
             means.update_layout(title="Synthetic: mean image per generated class")
             sections.append(("Synthetic: mean image per generated class", means))
     else:
-        sections.append((f"Synthetic rows (first {TABLE_ROWS})", rows_table(syn.to_frame())))
+        sections.append(("Synthetic rows", synthetic_rows_section(syn, bundle.run.name)))
+    sections.append(settings_section(bundle))
     sections += _ledger_sections(bundle)
     sections.append(("What ε covers", coverage_table(bundle.private and not bundle.seeded_noise)))
     omitted = "".join(f"<li>{html.escape(o.label)} — {html.escape(o.why)}</li>" for o in coverage.not_covered())
@@ -153,17 +255,21 @@ def shareable_report(bundle, seed: int = 0) -> str:
                  "covered by a guarantee — the synthetic rows may reveal training rows.")
     elif bundle.seeded_noise:
         intro = f"{coverage.NOT_PRIVATE.capitalize()}. {coverage.SEEDED_EXPLAINER}"
-    nums = {**_run_facts(bundle), "synthetic rows drawn for this release": syn.n, **_params(bundle)}
-    return page(f"Shareable release: {bundle.run.name}", intro, nums, sections, private=False)
+    nums = {**_run_facts(bundle), "synthetic rows drawn for this release": syn.n}
+    return page(f"Shareable release: {bundle.run.name}", intro, nums, sections, private=False,
+                summary=summary_list(summary_items(bundle, n_synthetic=syn.n)))
 
 
 def private_report(bundle, numbers: dict[str, Any], figures: Sequence[tuple[str, Any]],
-                   notes: Sequence[str] = ()) -> str:
-    """The data owner's full report: every section marked private, the catalogue at the end."""
+                   notes: Sequence[str] = (), summary: Sequence[tuple[str, str]] = ()) -> str:
+    """The data owner's full report: the summary first, every section marked private, the
+    catalogue at the end."""
     intro = ("Private report: it contains real rows, raw losses, evaluation against real data and attack "
              "statistics, which ε does not cover (see 'What ε covers'). Share the shareable release instead.")
     sections = [("Notes", "".join(f"<p class='note'>{html.escape(n)}</p>" for n in notes))] if notes else []
     if bundle.seeded_noise:
         intro = f"{coverage.NOT_PRIVATE.capitalize()}. {coverage.SEEDED_EXPLAINER} " + intro
-    sections += list(figures) + [("What ε covers", coverage_table(bundle.private and not bundle.seeded_noise))]
-    return page(f"Private report: {bundle.run.name}", intro, numbers, sections, private=True)
+    sections += list(figures) + [settings_section(bundle),
+                                 ("What ε covers", coverage_table(bundle.private and not bundle.seeded_noise))]
+    return page(f"Private report: {bundle.run.name}", intro, numbers, sections, private=True,
+                summary=summary_list(summary) if summary else "")

@@ -175,16 +175,48 @@ def audit_run(bundle: RunBundle, canaries: int, confidence: float = 0.95, callba
     return res.to_dict()
 
 
-def attack_figure(runs: Sequence[tuple[str, Sequence]], ledger=None, delta: float | None = None):
-    """Attack curves of (run label, [AttackResult, …]) with the bounds of `ledger` (a private run's)."""
+def attack_figure(runs: Sequence, ledger=None, delta: float | None = None, *, log_fpr: bool = False):
+    """Attack curves of (run label, [AttackResult, …]) pairs, or of `RunCurves` that carry each run's
+    own bounds; `ledger`/`delta` add the bounds of the first run (a private run's) when it has none."""
+    from dpcore.figures import RunCurves, attack_curves_figure
+
+    runs = [r if isinstance(r, RunCurves) else RunCurves(*r) for r in runs]
+    if runs and not runs[0].bounds and ledger is not None:
+        runs[0] = runs[0]._replace(bounds=run_bounds(ledger, delta or 1e-5))
+    return attack_curves_figure(runs, log_fpr=log_fpr)
+
+
+def run_bounds(ledger, delta: float) -> list:
+    """The bound curves (label, α, β) a private run's ledger implies ([] for an empty ledger)."""
     from dpcore.evaluate import bound_curves
-    from dpcore.figures import attack_curves_figure
 
-    bounds = bound_curves(ledger, delta or 1e-5) if ledger is not None and len(list(ledger)) else []
-    return attack_curves_figure(runs, bounds)
+    return bound_curves(ledger, delta) if ledger is not None and len(list(ledger)) else []
 
 
-def latent(bundle: RunBundle, method: str = "pca", max_rows: int = 3000, seed: int = 0):
+def _labels(bundles) -> list[str]:
+    from dpcore.figures import short_labels
+
+    return short_labels([{"model": b.run.config.model, "epsilon": b.run.epsilon if b.private else math.inf,
+                          "params": dict(b.run.config.params)} for b in bundles])
+
+
+def _label(bundle) -> str:
+    return _labels([bundle])[0]
+
+
+def run_curves(bundle: RunBundle, results, label: str | None = None) -> Any:
+    """One run on the attack plot: its results and, for a private run, its own (ε, δ) bounds."""
+    from dpcore.figures import RunCurves
+
+    ledger = bundle.run.ledger()
+    bounds = run_bounds(ledger, bundle.delta) if bundle.private and not bundle.seeded_noise else []
+    return RunCurves(label or bundle.run.name, results, bounds, bundle.run.name)
+
+
+LATENT_ROWS, LATENT_SYNTHETIC = 3000, 1000  # real and synthetic rows the latent view encodes (at most)
+
+
+def latent(bundle: RunBundle, method: str = "pca", max_rows: int = LATENT_ROWS, seed: int = 0):
     """Latent codes of real training rows with the model's prior (None if the model has no encoder)."""
     from dpcore.figures import latent_figure
 
@@ -197,7 +229,7 @@ def latent(bundle: RunBundle, method: str = "pca", max_rows: int = 3000, seed: i
     codes = model.encode(part)
     prior = model.latent_prior() if hasattr(model, "latent_prior") else None
     syn = bundle.synthetic
-    syn_codes = model.encode(syn.subset(np.arange(min(syn.n, 1000)))) if syn.n else None
+    syn_codes = model.encode(syn.subset(np.arange(min(syn.n, LATENT_SYNTHETIC)))) if syn.n else None
     return latent_figure(codes, part.labels, prior=prior, synthetic_codes=syn_codes, method=method,
                          label_names=train.label_names, seed=seed)
 
@@ -228,7 +260,8 @@ def evaluate_run(bundle: RunBundle, *, attack_names=None, n_targets: int = 1000,
     if util is not None:
         summary["utility"] = util.to_dict()
     save_evaluation(bundle.run.path, **summary)
-    return {"summary": summary, "utility_figure": util_fig, "heatmap": marg["heatmap"], "attacks": ladder}
+    return {"summary": summary, "utility": util, "utility_figure": util_fig, "heatmap": marg["heatmap"],
+            "attacks": ladder}
 
 
 # ----------------------------------------------------------------------------- the HTML reports
@@ -255,40 +288,64 @@ def run_numbers(bundle: RunBundle, evaluation: dict | None = None) -> dict[str, 
         if h["attack_consistent"] is not None:
             nums["consistent with the accountant's ε"] = "yes" if h["attack_consistent"] else \
                 "NO: the attack proves more than the accountant allows (a bug)"
-    for k, v in sorted(run.config.params.items()):
-        nums[f"param: {k}"] = v
     return nums
 
 
+def result_summary(bundle: RunBundle, evaluation: dict) -> list[tuple[str, str]]:
+    """The private report's summary lines after model, data and ε: utility against the real data
+    and the strongest attack's AUC, in plain words."""
+    h = headline(evaluation)
+    out = []
+    if h["utility"] is not None:
+        m, u, r = h["utility_metric"], h["utility"], h["reference"]
+        ref = "" if r is None else (f" vs {r:.3f} for the same classifiers trained on the real rows"
+                                    + (f" ({100 * u / r:.0f} % of it)" if r > 0 else ""))
+        out.append(("Utility", f"mean {m} {u:.3f} for classifiers trained on synthetic rows and tested on "
+                               f"real held-out rows{ref}."))
+    if h["attack_auc"] is not None:
+        auc = h["attack_auc"]
+        words = ("the attacker learns nothing measurable (an AUC a little below 0.5 is sampling noise "
+                 "around 0.5, not extra protection)" if auc < 0.5 else
+                 "close to guessing (0.5)" if auc < 0.6 else "the attacker tells members apart")
+        out.append(("Strongest membership attack", f"{h['attack']}: AUC {auc:.3f} — {words}. Not covered by ε."))
+    return out
+
+
 def run_report(run_dir, *, kind: str = "shareable", n_targets: int = 1000, seed: int = 0,
-               bundle: RunBundle | None = None) -> str:
+               bundle: RunBundle | None = None, rows: int | None = None) -> str:
     """A run's HTML export (`dpcore.release`): "shareable" holds only what ε covers and evaluates
-    nothing; "private" evaluates the run (utility, marginals, attack) and holds everything."""
+    nothing; "private" evaluates the run (utility, marginals, attack) and holds everything. `rows`:
+    synthetic rows in the file's download (default `release.REPORT_ROWS`)."""
     from dpcore import figures, release
-    from dpcore.errors import InvalidParameter
+    from dpcore.errors import InvalidParameter, check_int
 
     if kind not in release.KINDS:
         raise InvalidParameter(f"report kind must be one of {', '.join(release.KINDS)}, got {kind!r}")
+    rows = release.REPORT_ROWS if rows is None else check_int("rows", rows, minimum=1)
     b = bundle or load_bundle(run_dir)
     if kind == "shareable":
-        return release.shareable_report(b, seed=seed)
+        return release.shareable_report(b, seed=seed, rows=rows)
     ev = evaluate_run(b, n_targets=n_targets, seed=seed)
     ledger = b.run.ledger()
+    util = ev["utility"]
+    syn = b.synthetic.subset(np.arange(min(rows, b.synthetic.n)))
     figs: list[tuple[str, Any]] = [("Training losses (raw, not covered by ε)",
                                     figures.loss_curves_figure(b.run.metrics()))]
     figs += [(f.layout.title.text, f) for f in samples_figures(b).values()]
-    figs += [("Utility: train on synthetic, test on real", ev["utility_figure"]),
+    if not syn.is_image:
+        figs.append(("Synthetic rows", release.synthetic_rows_section(syn, b.run.name)))
+    figs += [("Utility: train on synthetic, test on real", None if util is None else release.utility_table(util)),
              ("2-way marginals", ev["heatmap"])]
     if b.private and len(ledger):
         figs += [("Privacy budget by mechanism", figures.budget_share_figure(ledger, b.delta)),
                  ("Accounting comparison", figures.composition_figure(ledger, b.delta))]
-    figs.append(("Membership inference", attack_figure([(b.run.name, ev["attacks"].results)],
-                                                       ledger if b.private else None, b.delta)))
+    figs.append(("Membership inference", attack_figure([run_curves(b, ev["attacks"].results, _label(b))])))
     notes = [] if b.train.preprocessing_private else [
         "Preprocessing not covered by ε: some bounds/categories were read from the private data."]
     if not b.private:
         notes.append("This model is not differentially private (ε = ∞).")
-    return release.private_report(b, run_numbers(b, ev["summary"]), figs, notes)
+    summary = release.summary_items(b, n_synthetic=syn.n) + result_summary(b, ev["summary"])
+    return release.private_report(b, run_numbers(b, ev["summary"]), figs, notes, summary)
 
 
 def story_report(private_dir, leaky_dir, verdict: str, *, n_targets: int = 1000, seed: int = 0,
@@ -314,11 +371,11 @@ def story_report(private_dir, leaky_dir, verdict: str, *, n_targets: int = 1000,
         if "synthetic" in figs:
             sections.append((f"Synthetic samples ({label}: {b.run.name})", figs["synthetic"]))
     for label, ev in (("private", evs[0]), ("not private", evs[1])):
-        if ev["utility_figure"] is not None:
-            sections.append((f"Utility ({label})", ev["utility_figure"]))
+        if ev["utility"] is not None:
+            sections.append((f"Utility ({label})", release.utility_table(ev["utility"])))
     sections.append(("Membership inference: both runs under the private run's bounds",
-                     attack_figure([(pb.run.name, evs[0]["attacks"].results), (lb.run.name, evs[1]["attacks"].results)],
-                                   pb.run.ledger() if pb.private else None, pb.delta)))
+                     attack_figure([run_curves(b, ev["attacks"].results, f"{side}: {lab}") for b, ev, side, lab
+                                    in zip((pb, lb), evs, ("private", "not private"), _labels((pb, lb)))])))
     sections.append(("What ε covers", release.coverage_table(pb.private and not pb.seeded_noise)))
     intro = ("Private report: it contains evaluation against real data and attack statistics, which ε does "
              "not cover. " + verdict)

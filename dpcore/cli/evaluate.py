@@ -1,10 +1,11 @@
-"""`python -m dpcore evaluate runs/NAME [--json] [--report FILE.html [--report-kind shareable|private]]`.
+"""`python -m dpcore evaluate runs/NAME [--json] [--report FILE.html [--report-kind shareable|private]
+[--report-rows N]]`.
 
 Scores a saved run (utility on the real test split, 1-/2-way marginals, the attack ladder: the best
 attack's AUC and ε lower bound, checked against the accountant's ε), writes the summary into the run's evaluation.json and prints it — these scores are not
 covered by ε, and the JSON says which outputs are. `--report` also writes a one-file HTML export:
 by default the shareable release (only what ε covers); `--report-kind private` the data owner's
-full report.
+full report. Both open with a summary and embed `--report-rows` synthetic rows (default 1000) as CSV.
 """
 from __future__ import annotations
 
@@ -24,6 +25,9 @@ def register(sub) -> None:
     p.add_argument("--report-kind", choices=("shareable", "private"), default="shareable",
                    help="shareable (default): only outputs covered by ε; private: everything, incl. real "
                         "rows and attack statistics, for the data owner only")
+    p.add_argument("--report-rows", type=int, default=None,
+                   help="synthetic rows in the report's CSV download (default 1000; numbers rounded to the "
+                        "input's precision)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run)
 
@@ -61,6 +65,10 @@ def run(args) -> int:
         check_samples(check_int("--n-samples", args.n_samples, minimum=1), "--n-samples")
     if args.n_targets > 1_000_000:
         raise InvalidParameter(f"--n-targets must be at most 1000000, got {args.n_targets}")
+    if args.report_rows is not None:
+        check_samples(check_int("--report-rows", args.report_rows, minimum=1), "--report-rows")
+        if not args.report:
+            raise InvalidParameter("--report-rows applies to --report FILE.html only")
     if args.report:
         check_out_file(args.report, (".html", ".htm"), "--report")
     if not Path(args.run).is_dir():
@@ -70,12 +78,14 @@ def run(args) -> int:
     start = time.perf_counter()
     bundle = load_bundle(args.run, n_samples=args.n_samples, seed=args.seed)
     if args.report and args.report_kind == "private":
-        html = run_report(args.run, kind="private", n_targets=args.n_targets, seed=args.seed, bundle=bundle)
+        html = run_report(args.run, kind="private", n_targets=args.n_targets, seed=args.seed, bundle=bundle,
+                          rows=args.report_rows)
         from dpcore.report import load_evaluation
         evaluation = load_evaluation(args.run)
     else:
         evaluation = evaluate_run(bundle, n_targets=args.n_targets, seed=args.seed)["summary"]
-        html = run_report(args.run, kind="shareable", seed=args.seed, bundle=bundle) if args.report else None
+        html = run_report(args.run, kind="shareable", seed=args.seed, bundle=bundle,
+                          rows=args.report_rows) if args.report else None
     if html is not None:
         Path(args.report).write_text(html, encoding="utf-8")
     out = {"run": str(args.run), "epsilon": bundle.run.epsilon, **_summary(evaluation),

@@ -62,7 +62,8 @@ def privatise_bounds(frame: pd.DataFrame, schema: Schema, *, noise_multiplier: f
         lo, hi = float(GRID[kept[0]]), float(GRID[kept[-1] + 1])
         if spec.kind == "integer":
             lo, hi = math.floor(lo), math.ceil(hi)
-        new = new.with_column(spec.name, lower=lo, upper=hi, origin="dp")
+        # the precision read off the rows goes with the raw bounds: it is not privatised
+        new = new.with_column(spec.name, lower=lo, upper=hi, origin="dp", decimals=None)
     record = {"name": "preprocessing: noisy bounds", "mechanism": "gaussian", "noise_multiplier": sigma,
               "sampling_rate": 1.0, "steps": 1, "sensitivity": sensitivity,
               "noise": "secret" if seed is None else "seeded"}

@@ -45,7 +45,7 @@ class TabularEncoder:
     """encode(frame) -> (features float32 (n, d), labels int64 | None); decode inverts it.
 
     Decoding accepts continuous synthetic values: numbers are clipped to the bounds (integers
-    rounded), one-hot blocks take the argmax, indicators are thresholded at 0.5.
+    rounded, numeric columns rounded to their schema `decimals`), one-hot blocks take the argmax, indicators are thresholded at 0.5.
     """
 
     def __init__(self, schema: Schema, missing: str = "indicator"):
@@ -173,6 +173,8 @@ class TabularEncoder:
                     values = lo + np.clip(v, 0.0, 1.0) * (hi - lo)
                     if spec.kind == "integer":
                         values = np.clip(np.round(values), np.ceil(lo), np.floor(hi))
+                    elif getattr(spec, "decimals", None) is not None:  # the input's precision, not 12 decimals
+                        values = np.round(values, spec.decimals)
             cols[spec.name] = _assemble(np.asarray(values)[present], present, spec)
         frame = pd.DataFrame({k: (v.values if isinstance(v, pd.Series) else v) for k, v in cols.items()})
         return frame

@@ -26,6 +26,17 @@ TRUE_TOKENS = frozenset({"true", "t", "yes"})
 FALSE_TOKENS = frozenset({"false", "f", "no"})
 _INT_RE = re.compile(r"^[+-]?\d+$")
 DEFAULT_MAX_LEVELS = 200
+MAX_DECIMALS = 6  # a column written with more decimals than this is not rounded at all
+
+
+def decimals_of(values: np.ndarray) -> int | None:
+    """The fewest decimals (0…MAX_DECIMALS) every value is written with, None when more are needed."""
+    x = np.asarray(values, dtype=float)
+    x = x[np.isfinite(x)]
+    for d in range(MAX_DECIMALS + 1):
+        if np.allclose(np.round(x, d), x, rtol=0, atol=1e-9 * max(1.0, float(np.abs(x).max(initial=0)))):
+            return d
+    return None
 
 
 @dataclass
@@ -35,6 +46,8 @@ class ColumnSpec:
     lower/upper: the public scaling range; values outside are clipped by the encoder.
     categories: the public list of levels, in a fixed order (the one-hot order).
     origin: "declared" | "documented" | "data" | "dp" — where bounds/categories came from.
+    decimals: numeric columns: the precision decoded values are rounded to (incomes in cents: 2;
+        None = not rounded). Declared, or read with the bounds when those are read off the data.
     """
 
     name: str
@@ -44,6 +57,7 @@ class ColumnSpec:
     categories: list[Any] | None = None
     nullable: bool = False
     origin: str = "declared"
+    decimals: int | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -57,6 +71,10 @@ class ColumnSpec:
             if not (math.isfinite(lo) and math.isfinite(hi)) or lo >= hi:
                 raise InvalidParameter(
                     f"bounds of column {self.name!r} must be finite with lower < upper, got ({self.lower}, {self.upper})")
+        if self.decimals is not None and (isinstance(self.decimals, bool) or not isinstance(self.decimals, int)
+                                          or not 0 <= self.decimals <= MAX_DECIMALS):
+            raise InvalidParameter(f"decimals of column {self.name!r} must be an integer in [0, {MAX_DECIMALS}], "
+                                   f"got {self.decimals!r}")
         if self.categories is not None:
             self.categories = list(self.categories)
             if len({category_key(c) for c in self.categories}) != len(self.categories):
@@ -257,7 +275,8 @@ def infer_schema(frame: pd.DataFrame, *, target: str | None = None, types: dict 
                     lo, hi = float(np.min(x)), float(np.max(x))
                     if not (math.isfinite(lo) and math.isfinite(hi)):
                         raise DataError(f"column {name!r} contains infinite values")
-                    spec = replace(spec, lower=lo, upper=hi if hi > lo else lo + 1.0)
+                    spec = replace(spec, lower=lo, upper=hi if hi > lo else lo + 1.0,
+                                   decimals=decimals_of(x) if kind == "numeric" else None)
                 spec = replace(spec, origin="data")
         elif name in categories:
             spec = replace(spec, categories=list(categories[name]))

@@ -163,7 +163,7 @@ def bound_curves(ledger, delta: float, alpha: Sequence[float] | None = None,
         curves.append(("PLD envelope", a, envelope_tradeoff(
             a, None, grid, deltas=accountant.pld_delta_curve(ledger, grid))))
     mu = ledger_gdp_mu(records)
-    curves.append((f"{mu:.2f}-GDP (CLT): {APPROXIMATION}", a, tradeoff_gdp(a, mu)))
+    curves.append((f"GDP curve, μ = {mu:.2f} (central-limit {APPROXIMATION})", a, tradeoff_gdp(a, mu)))
     return curves
 
 

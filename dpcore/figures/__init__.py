@@ -7,9 +7,11 @@ does not import torch or umap for another.
 from dpcore.lazy import lazy_exports
 
 _EXPORTS = {
-    "attacks": ["attack_curves_figure", "exposed_records_figure", "mia_scores_figure", "mia_tradeoff_figure"],
-    "data": ["class_mean_images_figure", "image_grid_figure", "one_way_figure", "two_way_heatmap"],
-    "latent": ["latent_figure"],
+    "attacks": ["RunCurves", "attack_curves_figure", "exposed_records_figure", "mia_scores_figure", "mia_tradeoff_figure"],
+    "data": ["class_mean_images_figure", "image_grid_figure", "one_way_figure", "shared_color_scale",
+             "two_way_heatmap"],
+    "labels": ["short_labels"],
+    "latent": ["components_note", "latent_figure", "umap_seconds"],
     "privacy": ["budget_share_figure", "composition_figure", "pld_figure"],
     "sweeps": ["heatmap_figure", "pareto_figure"],
     "training": ["loss_curves_figure", "phase_label"],

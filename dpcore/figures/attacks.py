@@ -6,38 +6,105 @@ come from data (run names, column names) is HTML-escaped before it goes into Plo
 from __future__ import annotations
 
 import html
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 import numpy as np
 
 NOT_COVERED = "not covered by ε — data owner only"
 
 
-def attack_curves_figure(runs: Sequence[tuple[str, Sequence]], bounds=()):
-    """Type-II vs type-I error for each (run label, [AttackResult, …]), dashed bound curves and dotted
-    approximations (a curve whose label says it is no bound, e.g. the GDP CLT curve)."""
+PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf")
+LOW_FPR = 1e-3  # left end of the log-scaled false-positive axis
+
+
+class RunCurves(NamedTuple):
+    """One run on the attack plot: its short legend label, its attack results, its own bound curves
+    ((label, α, β) from `bound_curves`, empty for ε = ∞) and the full run id for the hover text."""
+
+    label: str
+    results: Sequence
+    bounds: Sequence = ()
+    hover: str = ""
+
+
+def _shade(color: str, j: int) -> str:
+    """The run's colour, mixed with white for its j-th attack (same family, still distinguishable)."""
+    r, g, b = (int(color[i:i + 2], 16) for i in (1, 3, 5))
+    t = min(0.6, 0.3 * j)
+    return "#" + "".join(f"{round(c + (255 - c) * t):02x}" for c in (r, g, b))
+
+
+def _views(fig, go, name, a, b, *, color, dash, width, group, hover, showlegend=True, shape="linear", log_fpr=False):
+    """The same curve in both panels: ROC (FPR, TPR = 1 − β) left, trade-off (α, β) right."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    keep = a >= LOW_FPR / 2 if log_fpr else np.ones_like(a, dtype=bool)
+    line = dict(color=color, dash=dash, width=width, shape=shape)
+    tip = f"{hover}<br>" if hover else ""
+    fig.add_trace(go.Scatter(x=a[keep], y=1 - b[keep], mode="lines", name=name, legendgroup=group, line=line,
+                             showlegend=showlegend,
+                             hovertemplate=f"{tip}{name}<br>FPR %{{x:.4f}}, TPR %{{y:.3f}}<extra></extra>"),
+                  row=1, col=1)
+    fig.add_trace(go.Scatter(x=a, y=b, mode="lines", name=name, legendgroup=group, line=line, showlegend=False,
+                             hovertemplate=f"{tip}{name}<br>α %{{x:.4f}}, β %{{y:.3f}}<extra></extra>"),
+                  row=1, col=2)
+
+
+def attack_curves_figure(runs: Sequence, bounds=(), *, log_fpr: bool = False):
+    """Two square panels in [0, 1]: the ROC view (true vs false positive rate; `log_fpr` zooms into
+    the low-FPR region 1e-3…1 where a real attacker operates) and the trade-off view (type-II vs
+    type-I error). runs: `RunCurves` (or (label, [AttackResult, …]) pairs); each run has one colour,
+    its attacks in shades of it, its own bound curves dashed and the GDP approximation dotted in the
+    same colour. `bounds`: extra (label, α, β) curves drawn grey (no run of their own)."""
     import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
 
     from dpcore.evaluate.bounds import APPROXIMATION
 
-    fig = go.Figure()
-    fig.add_trace(go.Scatter(x=[0, 1], y=[1, 0], mode="lines", name="random guess",
-                             line=dict(color="lightgrey", dash="dot")))
-    for label, a, b in bounds:
-        fig.add_trace(go.Scatter(x=np.asarray(a), y=np.asarray(b), mode="lines", name=html.escape(str(label)),
-                                 line=dict(dash="dot" if APPROXIMATION in str(label) else "dash", width=2)))
-    dashes = ("solid", "dashdot", "longdash")
-    for i, (run, results) in enumerate(runs):
-        for r in results:
-            name = f"{html.escape(str(run))}: {html.escape(r.name)} (AUC {r.auc:.3f})" if len(runs) > 1 \
+    runs = [r if isinstance(r, RunCurves) else RunCurves(*r) for r in runs]
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.12,
+                        subplot_titles=("ROC: true vs false positive rate" + (" (log FPR)" if log_fpr else ""),
+                                        "Trade-off: type-II vs type-I error"))
+    grid = np.linspace(LOW_FPR if log_fpr else 0.0, 1.0, 101)
+    _views(fig, go, "random guess", grid, 1 - grid, color="lightgrey", dash="dot", width=1.5, group="guess",
+           hover="", log_fpr=log_fpr)
+    extra = [(None, "#555555", lbl, a, b) for lbl, a, b in bounds]
+    for i, run in enumerate(runs):
+        color = PALETTE[i % len(PALETTE)]
+        extra += [(i, color, lbl, a, b) for lbl, a, b in run.bounds]
+        for j, r in enumerate(run.results):
+            name = f"{html.escape(str(run.label))}: {html.escape(r.name)} (AUC {r.auc:.3f})" if len(runs) > 1 \
                 else f"{html.escape(r.name)} (AUC {r.auc:.3f})"
-            fig.add_trace(go.Scatter(x=np.asarray(r.alpha), y=np.asarray(r.beta), mode="lines", name=name,
-                                     line=dict(shape="hv", dash=dashes[i % len(dashes)])))
-    fig.update_layout(xaxis_title="type-I error α (false positive rate)",
-                      yaxis_title="type-II error β (1 − true positive rate)",
-                      xaxis=dict(range=[0, 1], constrain="domain"), yaxis=dict(range=[0, 1], scaleanchor="x", constrain="domain"),
-                      title=f"Membership inference attacks ({NOT_COVERED})", legend=dict(x=1.02, y=1))
+            _views(fig, go, name, r.alpha, r.beta, color=_shade(color, j), dash="solid", width=2.5,
+                   group=f"run{i}", hover=html.escape(str(run.hover or run.label)), shape="hv", log_fpr=log_fpr)
+    for i, color, lbl, a, b in extra:
+        approx = APPROXIMATION in str(lbl)
+        who = "" if i is None or len(runs) < 2 else f"{html.escape(str(runs[i].label))}: "
+        _views(fig, go, who + html.escape(str(lbl)), a, b, color=color, dash="dot" if approx else "dash",
+               width=1.5 if approx else 2, group="bounds" if i is None else f"run{i}",
+               hover="" if i is None else html.escape(str(runs[i].hover or runs[i].label)), log_fpr=log_fpr)
+    _square_axes(fig, log_fpr)
+    fig.update_layout(title=f"Membership inference attacks ({NOT_COVERED})", height=520,
+                      margin=dict(l=60, r=20, t=80, b=60),
+                      legend=dict(orientation="h", yanchor="top", y=-0.14, x=0, font=dict(size=11)))
     return fig
+
+
+def _square_axes(fig, log_fpr: bool) -> None:
+    """Both panels square and clipped to [0, 1] (constrain="domain" shrinks the plot instead of
+    widening an axis); a log FPR axis spans 3 decades, so its y unit is 3 x units (scaleratio)."""
+    if log_fpr:
+        fig.update_xaxes(type="log", range=[np.log10(LOW_FPR), 0], constrain="domain", row=1, col=1,
+                         title="false positive rate (log scale)")
+        fig.update_yaxes(range=[0, 1], scaleanchor="x", scaleratio=-np.log10(LOW_FPR), constrain="domain",
+                         row=1, col=1, title="true positive rate")
+    else:
+        fig.update_xaxes(range=[0, 1], constrain="domain", row=1, col=1, title="false positive rate")
+        fig.update_yaxes(range=[0, 1], scaleanchor="x", constrain="domain", row=1, col=1, title="true positive rate")
+    fig.update_xaxes(range=[0, 1], constrain="domain", row=1, col=2, title="type-I error α (= FPR)")
+    fig.update_yaxes(range=[0, 1], scaleanchor="x2", constrain="domain", row=1, col=2,
+                     title="type-II error β (= 1 − TPR)")
+    fig.update_xaxes(automargin=True)
+    fig.update_yaxes(automargin=True)
 
 
 def exposed_records_figure(targets: np.ndarray, nearest: np.ndarray, image_shape, captions: Sequence[str]):

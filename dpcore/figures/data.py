@@ -37,11 +37,37 @@ def two_way_heatmap(matrix: pd.DataFrame):
     from dpcore.text import html_list
 
     fig = go.Figure(go.Heatmap(z=matrix.to_numpy(), x=html_list(matrix.columns), y=html_list(matrix.index),
-                               colorscale="Reds", zmin=0, colorbar=dict(title="TVD")))
+                               colorscale="Reds", zmin=0, zmax=_top(matrix.to_numpy()), colorbar=dict(title="TVD")))
     mean = float(np.nanmean(matrix.to_numpy())) if matrix.size > 1 else float("nan")
     fig.update_layout(title=f"2-way marginal TVD (mean {mean:.3f})", yaxis=dict(autorange="reversed"))
     return fig
 
+
+
+def _top(z) -> float:
+    """The largest finite value of a heatmap (its zmax; 1 when there is none)."""
+    z = np.asarray(z, dtype=float)
+    return float(np.nanmax(z)) if np.isfinite(z).any() and np.nanmax(z) > 0 else 1.0
+
+
+def shared_color_scale(figs: list) -> list:
+    """Copies of side-by-side heatmaps on one colour scale: the same zmin/zmax (the range over all of
+    them) and a single colour bar (on the last), so equal colours mean equal values across panels."""
+    import plotly.graph_objects as go
+
+    out = [go.Figure(f) for f in figs]
+    traces = [t for f in out for t in f.data if t.type == "heatmap"]
+    # the builders set zmin/zmax (z itself may come back base64-encoded from Streamlit's cache)
+    los = [float(t.zmin) for t in traces if t.zmin is not None]
+    his = [float(t.zmax) for t in traces if t.zmax is not None]
+    if not his:
+        return out
+    lo, hi = (min(los) if los else 0.0), max(his)
+    for t in traces:
+        t.update(zmin=lo, zmax=hi if hi > lo else lo + 1e-9)
+    for i, f in enumerate(out):
+        f.update_traces(showscale=i == len(out) - 1, selector=dict(type="heatmap"))
+    return out
 
 
 def _images(ds: Dataset) -> np.ndarray:

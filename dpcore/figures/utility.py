@@ -29,14 +29,19 @@ def utility_table_figure(result: UtilityResult):
             header.append(f"{m} (real → real)")
             cols.append([_fmt(ref["classifiers"].get(n, {}).get(m, float("nan"))) for n in result.rows]
                         + [_fmt(ref["mean"][m])])
-    fig = go.Figure(go.Table(header=dict(values=header, align="left"),
-                             cells=dict(values=cols, align="left")))
+    # explicit light fills and dark text: with a theme's defaults the table could render as one dark block
+    n = len(names)
+    fills = [["#ffffff" if i % 2 == 0 else "#f5f7fa" for i in range(n - 1)] + ["#e8edf5"]] * len(cols)
+    fig = go.Figure(go.Table(header=dict(values=header, align="left", fill_color="#dde3ec",
+                                         font=dict(color="#111111", size=13), line_color="#c5ccd8"),
+                             cells=dict(values=cols, align="left", fill_color=fills,
+                                        font=dict(color="#111111", size=13), line_color="#e1e5ec", height=26)))
     title = "Utility: train on synthetic, test on real"
     if result.notes:
         from dpcore.text import html_text
 
         title += "<br><sub>" + html_text("; ".join(result.notes)) + "</sub>"
-    fig.update_layout(title=title, margin=dict(l=10, r=10, t=60, b=10))
+    fig.update_layout(title=title, margin=dict(l=10, r=10, t=60, b=10), height=140 + 28 * n)
     return fig
 
 

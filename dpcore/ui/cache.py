@@ -97,11 +97,12 @@ def latent(name: str, mtime: float, method: str):
 
 
 @st.cache_data(max_entries=16, show_spinner="Building the report…")
-def report_html(name: str, mtime: float, kind: str = "shareable") -> str:
-    """The run's HTML export: "shareable" (only what ε covers) or "private" (data owner only)."""
+def report_html(name: str, mtime: float, kind: str = "shareable", rows: int | None = None) -> str:
+    """The run's HTML export: "shareable" (only what ε covers) or "private" (data owner only), with
+    `rows` synthetic rows in its CSV download (default `dpcore.release.REPORT_ROWS`)."""
     from dpcore import report
 
-    return report.run_report(runs_root() / name, kind=kind, bundle=_bundle(name, mtime))
+    return report.run_report(runs_root() / name, kind=kind, bundle=_bundle(name, mtime), rows=rows)
 
 
 @st.cache_data(max_entries=8, show_spinner=False)

@@ -172,16 +172,18 @@ def side_numbers(res, results, epsilon: float) -> dict:
     return side(u, r, _finite(top.auc) if top is not None else None, epsilon)
 
 
-def attack_figure(private_name: str, leaky_name: str, names: tuple):
-    """Both runs' attack curves under the private run's bounds (cached attack results)."""
+def attack_figure(private_name: str, leaky_name: str, names: tuple, log_fpr: bool = False):
+    """Both runs' attack curves, each with its own bounds (only the private run has any; cached results)."""
     from dpcore import report
+    from dpcore.figures import short_labels
     from dpcore.ui.cache import attacks, bundle, key
 
-    p = attacks(*key(private_name), names)[0]
-    q = attacks(*key(leaky_name), names)[0]
-    b = bundle(private_name)
-    return report.attack_figure([(f"private: {private_name}", p), (f"not private: {leaky_name}", q)],
-                                b.run.ledger() if b.private else None, b.delta)
+    bs = [bundle(private_name), bundle(leaky_name)]
+    labels = short_labels([{"model": b.run.config.model, "epsilon": b.run.epsilon if b.private else math.inf,
+                            "params": dict(b.run.config.params)} for b in bs])
+    curves = [report.run_curves(b, attacks(*key(n), names)[0], f"{side}: {lab}")
+              for b, n, side, lab in zip(bs, (private_name, leaky_name), ("private", "not private"), labels)]
+    return report.attack_figure(curves, log_fpr=log_fpr)
 
 
 def report_html(private_name: str, leaky_name: str, sentence: str) -> str:

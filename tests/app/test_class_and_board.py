@@ -176,6 +176,18 @@ def test_story_page_trains_a_pair_and_exports_it(runs_dir, monkeypatch):
     at = _story_walk(runs_dir)
     assert at.success and at.success[0].value  # the sentence, whatever the tiny runs show
 
+    def mia():
+        figs = [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+        return next(f for f in figs if "Membership inference" in json.dumps(f["layout"].get("title")))
+
+    roc = [t for t in mia()["data"] if t.get("xaxis") == "x"]
+    bound = [t for t in roc if t["name"].endswith(")-DP")]  # only the private run has a bound: its own
+    assert len(bound) == 1 and bound[0]["name"].startswith("private: p3gm, ε = ")
+    attack = next(t for t in roc if t["name"].startswith("private:") and "AUC" in t["name"])
+    assert bound[0]["line"]["color"] == attack["line"]["color"] and bound[0]["line"]["dash"] == "dash"
+    at.toggle(key="story.log_fpr").set_value(True).run()
+    assert not at.exception and mia()["layout"]["xaxis"]["type"] == "log"
+
 
 @pytest.mark.benchmark  # ~2.5 min on two shared cores: `pytest -m benchmark -k story_defaults`
 def test_story_defaults_private_run_useful_and_nonprivate_run_leaks(runs_dir):

@@ -276,6 +276,14 @@ def test_compare_page_with_runs(finished, monkeypatch):
     at.selectbox(key="compare.other").set_value(pgm.name).run()  # side by side
     assert not at.exception
     assert sum("Utility" in t for t in _titles(at)) == 2
+    heat = [tr for fig in _figures(at) for tr in fig["data"] if "TVD" in str(tr.get("colorbar", ""))]
+    assert len(heat) == 2 and heat[0]["zmax"] == heat[1]["zmax"] and heat[0]["zmin"] == heat[1]["zmin"]
+    assert [tr.get("showscale", True) for tr in heat] == [False, True]  # one colour bar for both
+    assert any("K = " in c.value for c in at.caption)  # the latent caption names the prior's K
+    at.radio(key="compare.latent_method").set_value("umap").run()  # slow: waits for its button
+    assert not at.exception and "UMAP" in at.button(key="compare.umap_go").label
+    assert not any("UMAP" in t for t in _titles(at)) and any("Press the button" in c.value for c in at.caption)
+    at.radio(key="compare.latent_method").set_value("pca").run()
     assert sorted(calls) == sorted(["utility", "marginals", "latent", "samples_figures"] * 2)
     at.switch_page("app_pages/data.py").run()
     at.switch_page("app_pages/compare.py").run()  # re-opening is served from the cache
@@ -308,6 +316,32 @@ def test_privacy_page(finished):
     assert _metric(at, "ε") == "∞"
 
 
+def test_privacy_page_compares_only_runs_on_the_same_dataset_and_zooms_into_low_fpr(finished, monkeypatch):
+    """Attacks on another dataset do not compare: such runs are not offered. The MIA plot has the
+    ROC view beside the trade-off, legends name the model and ε (the full run id only on hover)."""
+    import dataclasses
+
+    from dpcore.ui import picker
+
+    p3gm, pgm = finished
+    real = picker.model_runs
+    at = _app("app_pages/privacy.py")
+    at.selectbox(key="privacy.run").set_value(p3gm.name).run()
+    assert pgm.name in at.selectbox(key="privacy.more").options
+    monkeypatch.setattr(picker, "model_runs", lambda: [dataclasses.replace(s, dataset="elsewhere")
+                                                       if s.name == pgm.name else s for s in real()])
+    at.run()
+    assert not at.exception and pgm.name not in at.selectbox(key="privacy.more").options
+    mia = next(f for t, f in zip(_titles(at), _figures(at)) if "Membership inference" in t)
+    assert {tr.get("xaxis") for tr in mia["data"]} == {"x", "x2"}
+    names = [tr.get("name", "") for tr in mia["data"]]
+    assert any("AUC" in n for n in names) and not any(p3gm.name in n for n in names)
+    assert any(p3gm.name in tr.get("hovertemplate", "") for tr in mia["data"])
+    at.toggle(key="privacy.log_fpr").set_value(True).run()
+    mia = next(f for t, f in zip(_titles(at), _figures(at)) if "Membership inference" in t)
+    assert not at.exception and mia["layout"]["xaxis"]["type"] == "log"
+
+
 def test_privacy_page_lvae_releases_have_infinite_epsilon(runs_dir):
     """L-VAE's decoder is trained without DP: the page must show ε = ∞, the certificate only as a
     property of exact posterior re-sampling (which the app does not offer)."""
@@ -337,10 +371,13 @@ def test_runs_page_manage_and_report(finished, runs_dir):
     at.selectbox(key="runs.selected").set_value(finished[0].name).run()
     buttons = [b.key for b in at.button if b.key and b.key.startswith("runs.export")]
     assert buttons == ["runs.export.shareable", "runs.export.private"]  # shareable first
+    assert at.number_input(key="runs.report_rows").value == 1000  # small by default, the user's choice
+    at.number_input(key="runs.report_rows").set_value(25).run()
     at.button(key="runs.export.shareable").click().run()
     assert not at.exception
     name, kind, html = at.session_state["runs.report"]
     assert (name, kind) == (finished[0].name, "shareable")
+    assert "synthetic rows drawn for this release</th><td>25</td>" in html and "<h2>Summary</h2>" in html
     assert html.count("<script type=\"text/javascript\">/**") <= 1 and "plotly" in html.lower()
     assert "Membership inference" not in html and f"{finished[0].epsilon:.4g}" in html
     at.button(key="runs.export.private").click().run()

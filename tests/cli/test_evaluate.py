@@ -34,3 +34,13 @@ def test_evaluate_missing_run_is_one_line_error(tmp_path, capsys):
     assert main(["evaluate", str(tmp_path / "nope")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error:") and err.count("\n") == 1
+
+
+def test_evaluate_report_rows_flag_is_checked_before_any_work(tmp_path, capsys):
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    for bad, what in ((["--report", str(tmp_path / "r.html"), "--report-rows", "0"], "--report-rows"),
+                      (["--report-rows", "10"], "--report-rows applies to --report")):
+        assert main(["evaluate", str(run_dir), *bad]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("error:") and what in err and err.count("\n") == 1

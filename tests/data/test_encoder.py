@@ -103,3 +103,21 @@ def test_onehot_block_after_column_127():
     ds = dataset_from_frame(frame, bounds={f"x{i}": (0, 1) for i in range(130)}, categories={"c": ["a", "b"]})
     block = ds.features[:, ds.encoder.feature_names.index("c=a"):][:, :2]
     assert (block.sum(axis=1) == 1).all() and ds.to_frame()["c"].astype(object).tolist() == frame["c"].tolist()
+
+
+def test_synthetic_numbers_keep_the_inputs_precision():
+    """Incomes written in cents decode in cents (not 12 decimals); a declared precision is checked."""
+    from dpcore.data.csv import read_csv
+
+    text = "income,score,y\n1200.50,0.125,a\n980.25,0.5,b\n1500.00,0.75,a\n1111.11,0.875,b\n"
+    ds = read_csv(text.encode(), target="y")
+    enc = TabularEncoder(ds.schema)
+    assert enc.schema.column("income").decimals == 2 and enc.schema.column("score").decimals == 3
+    x = np.random.default_rng(0).random((50, enc.n_features))
+    frame = enc.decode(x)
+    assert np.allclose(frame["income"], frame["income"].round(2)) and not np.allclose(x[:, 0], np.round(x[:, 0], 2))
+    again = Schema.from_dict(enc.schema.to_dict())  # saved with the run, read back by old and new code
+    assert again.column("income").decimals == 2
+    assert Schema.from_dict({"columns": [{"name": "v", "kind": "numeric", "lower": 0, "upper": 1}]}).columns[0].decimals is None
+    with pytest.raises(InvalidParameter, match="decimals of column 'v'"):
+        ColumnSpec("v", "numeric", 0.0, 1.0, decimals=-1)

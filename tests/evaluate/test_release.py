@@ -72,3 +72,83 @@ def test_data_labels_are_escaped_in_release_tables():
 
     text = rows_table(pd.DataFrame({"<b>col</b>": ["<script>x</script>"]}))
     assert "<script>" not in text and "<b>" not in text and "&lt;script&gt;" in text
+
+
+@pytest.fixture(scope="module")
+def table_run(tmp_path_factory):
+    """A tiny P3GM run on a CSV whose incomes are written in cents."""
+    import numpy as np
+    import torch
+
+    from dpcore.runs import RunConfig, train_run
+
+    torch.set_num_threads(2)
+    root = tmp_path_factory.mktemp("table")
+    rng = np.random.default_rng(0)
+    inc = np.round(rng.lognormal(7.5, 0.5, 600), 2)
+    frame = pd.DataFrame({"age": rng.integers(18, 80, 600), "income": inc,
+                          "approved": np.where(inc > 1800, "yes", "no")})
+    frame.to_csv(root / "incomes.csv", index=False)
+    params = {"epochs": 1, "hidden": 32, "warmup_steps": 10, "batch_size": 200, "epsilon": 2.0}
+    return train_run(RunConfig(model="p3gm", params=params, data={"csv": str(root / "incomes.csv"),
+                                                                   "target": "approved", "test_size": 0.2}), root)
+
+
+def _downloaded_csv(text):
+    import base64
+    import io
+
+    m = re.search(r"download='([^']*)' href='data:text/csv;base64,([^']*)'", text)
+    assert m, "no synthetic CSV download in the report"
+    return m.group(1), pd.read_csv(io.BytesIO(base64.b64decode(m.group(2))))
+
+
+def test_private_report_opens_with_a_summary_then_the_details(table_run):
+    from dpcore.privacy import coverage
+    from dpcore.report import load_bundle, run_report
+
+    text = run_report(table_run.path, kind="private", n_targets=100, bundle=load_bundle(table_run.path))
+    h2 = re.findall(r"<h2>([^<]*)</h2>", text)
+    assert h2[:2] == ["Summary", "Details"], h2
+    summary = text[text.index("<h2>Summary"):text.index("<h2>Details")]
+    for part in ("Model:", "Data:", "ε:", "What ε covers:", "Utility:", "real held-out rows",
+                 "Strongest membership attack:", "AUC", coverage.covered()[0].label):
+        assert part in summary, part
+    assert "param:" not in text and text.count("class='params'") == 1  # one compact settings grid
+    utility = text[text.index("<h2>Utility"):].split("<h2>")[1]
+    assert "(synthetic → real)</th>" in utility and "plotly-graph-div" not in utility  # an HTML table
+    assert '"automargin":true' in text  # axis labels are never clipped
+
+
+def test_report_rows_are_the_users_choice_and_keep_the_inputs_precision(table_run):
+    from dpcore.errors import InvalidParameter
+    from dpcore.release import REPORT_ROWS
+    from dpcore.report import load_bundle, run_report
+
+    b = load_bundle(table_run.path)
+    name, frame = _downloaded_csv(run_report(table_run.path, bundle=b, rows=37))
+    assert len(frame) == 37 and name.endswith("-37.csv")
+    assert (frame["income"].round(2) == frame["income"]).all()  # cents, not 12 decimals
+    assert (frame["income"].round(1) != frame["income"]).any()
+    _, frame = _downloaded_csv(run_report(table_run.path, kind="private", n_targets=100, bundle=b, rows=50))
+    assert len(frame) == 50 and (frame["income"].round(2) == frame["income"]).all()
+    assert len(_downloaded_csv(run_report(table_run.path, bundle=b))[1]) == REPORT_ROWS == 1000
+    with pytest.raises(InvalidParameter, match="rows"):
+        run_report(table_run.path, bundle=b, rows=0)
+
+
+def test_report_attack_curves_are_coloured_per_run_with_their_own_bound(run):
+    from dpcore.report import attack_figure, load_bundle, run_curves
+
+    b = load_bundle(run.path, n_samples=300)
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    a = np.linspace(0, 1, 5)
+    res = [SimpleNamespace(name="distance", auc=0.6, alpha=a, beta=1 - a)]
+    curves = run_curves(b, res, "p3gm, ε = 2")
+    assert curves.hover == run.name and any(")-DP" in lbl for lbl, _, _ in curves.bounds)
+    fig = attack_figure([curves])
+    roc = [t for t in fig.data if t.xaxis == "x" and t.name != "random guess"]
+    assert len({t.line.color for t in roc}) == 1 and {t.line.dash for t in roc} >= {"solid", "dash", "dot"}

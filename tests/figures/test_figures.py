@@ -98,3 +98,101 @@ def test_attack_plots_stay_square_inside_the_unit_square():
         for axis in (fig.layout.xaxis, fig.layout.yaxis):
             assert tuple(axis.range) == (0, 1) and axis.constrain == "domain"
         assert fig.layout.yaxis.scaleanchor == "x"
+
+
+def _result(name="distance", auc=0.7):
+    import numpy as np
+    from types import SimpleNamespace
+
+    a = np.linspace(0, 1, 11)
+    return SimpleNamespace(name=name, auc=auc, alpha=a, beta=(1 - a) ** 2)
+
+
+def _ledger(sigma):
+    return PrivacyLedger([MechanismRecord(name="g", mechanism="gaussian", noise_multiplier=sigma, sensitivity=1.0,
+                                          steps=4)])
+
+
+def test_attack_plot_shows_roc_beside_the_tradeoff_and_zooms_into_low_fpr():
+    """ROC (TPR = 1 − β against FPR = α) on the left, the trade-off on the right; the log view spans
+    1e-3…1 and stays square (3 decades against one unit of TPR)."""
+    import numpy as np
+
+    from dpcore.figures.attacks import attack_curves_figure
+
+    fig = attack_curves_figure([("run", [_result()])])
+    roc, trade = [t for t in fig.data if "AUC" in t.name]
+    assert roc.xaxis == "x" and trade.xaxis == "x2"
+    assert np.allclose(roc.y, 1 - np.asarray(trade.y)) and np.allclose(roc.x, trade.x)
+    assert "ROC" in fig.layout.annotations[0].text and "Trade-off" in fig.layout.annotations[1].text
+    log = attack_curves_figure([("run", [_result()])], log_fpr=True)
+    assert log.layout.xaxis.type == "log" and tuple(log.layout.xaxis.range) == (-3, 0)
+    assert tuple(log.layout.yaxis.range) == (0, 1) and log.layout.yaxis.scaleratio == 3
+    assert all(min(t.x) >= 5e-4 for t in log.data if t.xaxis == "x")  # log(0) is never drawn
+    assert log.layout.xaxis2.type != "log" and tuple(log.layout.xaxis2.range) == (0, 1)
+
+
+def test_each_private_run_gets_its_own_bound_in_its_colour():
+    from dpcore.evaluate.bounds import APPROXIMATION, bound_curves
+    from dpcore.figures.attacks import RunCurves, attack_curves_figure
+
+    runs = [RunCurves("p3gm, ε = 1", [_result()], bound_curves(_ledger(2.0), 1e-5), "p3gm-digits-20261130-full-id"),
+            RunCurves("p3gm, ε = 4", [_result(auc=0.8)], bound_curves(_ledger(0.7), 1e-5), "p3gm-other-id"),
+            RunCurves("vae, ε = ∞", [_result(auc=0.9)])]
+    fig = attack_curves_figure(runs)
+    left = [t for t in fig.data if t.xaxis == "x"]
+    for label, hover in (("p3gm, ε = 1", "p3gm-digits-20261130-full-id"), ("p3gm, ε = 4", "p3gm-other-id")):
+        mine = [t for t in left if t.name.startswith(label)]
+        attack = next(t for t in mine if "AUC" in t.name)
+        dp = next(t for t in mine if t.name.endswith(")-DP"))
+        gdp = next(t for t in mine if "GDP" in t.name)
+        assert dp.line.color == attack.line.color and dp.line.dash == "dash"
+        assert gdp.line.color == attack.line.color and gdp.line.dash == "dot"
+        assert "central-limit" in gdp.name and APPROXIMATION in gdp.name
+        assert hover in attack.hovertemplate and hover not in attack.name
+    colours = {next(t for t in left if t.name.startswith(r.label) and "AUC" in t.name).line.color for r in runs}
+    assert len(colours) == 3
+    assert not any(t.name.startswith("vae") and "DP" in t.name for t in left)  # ε = ∞: no bound
+    assert sum(")-DP" in t.name for t in left) == 2
+
+
+def test_short_labels_name_only_the_settings_that_differ():
+    from dpcore.figures.labels import short_labels
+
+    runs = [{"model": "p3gm", "epsilon": 1.0, "params": {"epochs": 5, "components": 3, "device": "cpu"}},
+            {"model": "p3gm", "epsilon": 1.0, "params": {"epochs": 5, "components": 1, "device": "cuda"}},
+            {"model": "vae", "epsilon": math.inf, "params": {"epochs": 5}}]
+    assert short_labels(runs) == ["p3gm, ε = 1, components=3", "p3gm, ε = 1, components=1", "vae, ε = ∞"]
+    assert short_labels([runs[0]]) == ["p3gm, ε = 1"]
+    assert short_labels([runs[2], runs[2]]) == ["vae, ε = ∞", "vae, ε = ∞ #2"]
+
+
+def test_latent_view_draws_real_points_over_synthetic_with_the_legend_outside_and_names_k():
+    import numpy as np
+
+    from dpcore.figures.latent import components_note, latent_figure, umap_seconds
+
+    rng = np.random.default_rng(0)
+    codes = rng.normal(size=(200, 4))
+    prior = {"weights": [1.0], "means": np.zeros((1, 4)), "variances": np.ones((1, 4))}
+    fig = latent_figure(codes, rng.integers(0, 2, 200), prior, synthetic_codes=codes[:50])
+    names = [t.name for t in fig.data]
+    syn = names.index("synthetic")
+    assert all(syn < i for i, n in enumerate(names) if n.startswith("real"))  # later traces are drawn on top
+    assert fig.layout.legend.y < 0 and fig.layout.legend.orientation == "h"  # outside the plot area
+    assert fig.layout.meta["components"] == 1 and "K = 1" in fig.layout.title.text
+    assert "K > 1" in components_note(1) and "K > 1" not in components_note(3) and "K = 3" in components_note(3)
+    assert umap_seconds(10_000) == pytest.approx(65) and umap_seconds(20_000) > umap_seconds(4_000)
+
+
+def test_side_by_side_heatmaps_share_one_colour_scale():
+    import pandas as pd
+
+    from dpcore.figures.data import shared_color_scale, two_way_heatmap
+
+    a = two_way_heatmap(pd.DataFrame([[0.0, 0.1], [0.1, 0.0]], columns=["x", "y"], index=["x", "y"]))
+    b = two_way_heatmap(pd.DataFrame([[0.0, 0.6], [0.6, 0.0]], columns=["x", "y"], index=["x", "y"]))
+    left, right = shared_color_scale([a, b])
+    assert (left.data[0].zmin, left.data[0].zmax) == (right.data[0].zmin, right.data[0].zmax) == (0, 0.6)
+    assert left.data[0].showscale is False and right.data[0].showscale is True
+    assert a.data[0].zmax == 0.1  # the cached originals are left alone
