@@ -234,7 +234,15 @@ class P3GM(NeuralSynthesizer):
         cfg = self.config
         if cfg.label_shares != "dp-mean" or not self.n_classes or cfg.pca_center != "noisy":
             return None
-        return shares_from_mean(self.pca["mean"][-self.n_classes:])  # pooling keeps the label block last
+        shares = shares_from_mean(self.pca["mean"][-self.n_classes:])  # pooling keeps the label block last
+        noise = self.calibration.get("mean_sigma")
+        if shares is None or not noise or not self.released_rows:
+            return shares
+        # A declared class whose noisy share fell below the noise's own std is not known to be
+        # absent: keep it at that std (public: σ, the clip norm and ñ), so no class drops out.
+        floor = float(noise) * self.mean_clip / self.released_rows
+        shares = np.maximum(shares, min(floor, 1.0 / self.n_classes))
+        return shares / shares.sum()
 
     def encode(self, x) -> np.ndarray:
         """Encoder means: the PCA projection of the rows, clipped exactly as DP-EM clipped them.
