@@ -132,7 +132,8 @@ def main_widget(p) -> None:
     top = limits.get(p.name)
     if p.typical is not None or top is not None:
         lo, hi = p.typical or (1, 100)
-        hi = max(1, min(top, 100)) if top is not None else max(hi, int(defaults[p.name]))
+        hi = (max(1, min(top, 100)) if top is not None  # an auto field (None) offers what the plan resolved
+              else max(hi, int(defaults[p.name] or planned.get(p.name) or hi)))
         start = min(int(planned.get(p.name) or defaults[p.name] or lo), hi)
         key = k + (f"{p.name}.{hi}" if top is not None else p.name)
         params[p.name] = st.slider(p.name.replace("_", " ").capitalize(), lo, hi, start, key=key, help=p.help)

@@ -46,6 +46,10 @@ class RunBundle:
         return d if math.isfinite(d) and d > 0 else float(self.run.config.params.get("delta", 1e-5))
 
 
+NO_TEST = ("none: the model was fitted on every row (test_size 0), so utility (train on synthetic, test "
+           "on real) and membership attacks have no held-out rows")
+
+
 def load_bundle(run_dir, n_samples: int | None = None, seed: int = 0) -> RunBundle:
     """Open a run, load its model and data, draw `n_samples` (default: as many as the model's
     released row count ñ, or the training rows for models that publish none, e.g. ε = ∞)."""
@@ -255,10 +259,18 @@ def evaluate_run(bundle: RunBundle, *, attack_names=None, n_targets: int = 1000,
     `dpcore.evaluate.evaluate_all` returns) and returns them with the figures and the attack results."""
     util, util_fig = utility(bundle, seed=seed)
     marg = marginals(bundle)
-    ladder = attacks(bundle, attack_names, n_targets=n_targets, seed=seed)
-    summary = {"marginals": marg["numbers"], "attacks": ladder.summary()}
+    if bundle.test is None:  # fitted on every row: no non-members to attack, no hold-out to test on
+        ladder = None
+        summary = {"marginals": marg["numbers"], "test": NO_TEST,
+                   "attacks": {"best": None, "skipped": {"all": NO_TEST}, "attacks": []}}
+    else:
+        ladder = attacks(bundle, attack_names, n_targets=n_targets, seed=seed)
+        summary = {"marginals": marg["numbers"], "attacks": ladder.summary()}
     if util is not None:
         summary["utility"] = util.to_dict()
+    from dpcore.evaluate.checks import synthetic_warnings
+
+    summary["warnings"] = synthetic_warnings(bundle.synthetic, bundle.train, bundle.test, util)
     save_evaluation(bundle.run.path, **summary)
     return {"summary": summary, "utility": util, "utility_figure": util_fig, "heatmap": marg["heatmap"],
             "attacks": ladder}
@@ -273,7 +285,7 @@ def run_numbers(bundle: RunBundle, evaluation: dict | None = None) -> dict[str, 
     h = headline(ev)
     nums: dict[str, Any] = {"run": s.name, "model": s.model, "dataset": s.dataset, "status": s.status,
                             "ε (accountant)": s.epsilon, "δ": s.delta if bundle.private else "—",
-                            "training rows": bundle.train.n, "test rows": bundle.test.n,
+                            "training rows": bundle.train.n, "test rows": 0 if bundle.test is None else bundle.test.n,
                             "synthetic rows": bundle.synthetic.n}
     if h["utility"] is not None:
         nums[f"utility: mean {h['utility_metric']} (synthetic → real)"] = float(h["utility"])
@@ -339,7 +351,8 @@ def run_report(run_dir, *, kind: str = "shareable", n_targets: int = 1000, seed:
     if b.private and len(ledger):
         figs += [("Privacy budget by mechanism", figures.budget_share_figure(ledger, b.delta)),
                  ("Accounting comparison", figures.composition_figure(ledger, b.delta))]
-    figs.append(("Membership inference", attack_figure([run_curves(b, ev["attacks"].results, _label(b))])))
+    if ev["attacks"] is not None:
+        figs.append(("Membership inference", attack_figure([run_curves(b, ev["attacks"].results, _label(b))])))
     notes = [] if b.train.preprocessing_private else [
         "Preprocessing not covered by ε: some bounds/categories were read from the private data."]
     if not b.private:

@@ -89,6 +89,7 @@ def run(args) -> int:
     if html is not None:
         Path(args.report).write_text(html, encoding="utf-8")
     out = {"run": str(args.run), "epsilon": bundle.run.epsilon, **_summary(evaluation),
+           "test": evaluation.get("test", "held-out split"), "warnings": list(evaluation.get("warnings", [])),
            **run_coverage(bundle.private, bundle.train.preprocessing_private, bundle.seeded_noise),
            "seconds": round(time.perf_counter() - start, 2)}
     if args.report:
@@ -99,6 +100,8 @@ def run(args) -> int:
     else:
         util = out.get("utility", {}).get("mean", {})
         print(f"run {out['run']}  ε = {out['epsilon']}")
+        if bundle.test is None:
+            print(f"test split: {out['test']}")
         if util:
             print("utility (mean): " + ", ".join(f"{k} {v:.3f}" for k, v in util.items()
                                                  if isinstance(v, float)))
@@ -110,5 +113,7 @@ def run(args) -> int:
             print(f"best membership attack {best['name']}: AUC {best['auc']:.3f}, empirical ε lower bound "
                   f"{best['epsilon_lower_bound']:.2f}"
                   + ("" if ok is None else f", consistent with the accountant's ε: {'yes' if ok else 'NO'}"))
+        for w in out["warnings"]:
+            print(f"warning: {w}")
         print(f"{out['seconds']} s")
     return 0

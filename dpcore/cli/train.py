@@ -102,7 +102,10 @@ def register(sub) -> None:
     src.add_argument("--data", metavar="FILE.csv", help="a CSV file instead of --dataset")
     src.add_argument("--target", help="label column of --data (optional)")
     src.add_argument("--test-size", type=float, default=None, help="held-out share (default 0.1, 0.5 for --preset overfit; "
-                     "mnist/fashion-mnist use the official split)")
+                     "mnist/fashion-mnist use the official split); 0 = fit on every row, no test split "
+                     "(utility and membership attacks then have no held-out rows)")
+    src.add_argument("--test", metavar="FILE.csv", help="held-out rows of --data from a second CSV with the same "
+                     "columns, read with --data's schema (then --data is not split)")
     src.add_argument("--split-seed", type=int, default=0, help="seed of the train/test split")
     src.add_argument("--rows", type=int, default=None, help="keep a seeded subset of at most ROWS rows")
     src.add_argument("--outlier", action="store_true", help="add one all-white image to the training rows")
@@ -176,6 +179,15 @@ def cmd_train(args) -> int:
     if args.data is not None:
         check_readable(args.data)
         args.data = str(Path(args.data).resolve())  # the run re-reads it from any folder
+    if args.test is not None:
+        if args.data is None:
+            raise InvalidParameter("--test applies to --data FILE.csv only (built-ins have their own split)")
+        if args.test_size not in (None, 0):
+            raise InvalidParameter("--test-size and --test exclude each other: --test is the held-out set")
+        check_readable(args.test)
+        args.test = str(Path(args.test).resolve())
+    if args.test_size is not None and not (args.test_size == 0 or 0 < args.test_size < 1):
+        raise InvalidParameter(f"--test-size must be 0 (no test split) or in (0, 1), got {args.test_size:g}")
     if args.bounds == "dp" and args.data is None:
         raise InvalidParameter("--bounds dp applies to --data FILE.csv only (built-ins have documented bounds)")
     noise = None
@@ -196,8 +208,8 @@ def cmd_train(args) -> int:
         params = {**chosen["params"], **params}
         if test_size is None:
             test_size = chosen.get("data", {}).get("test_size")
-    test_size = 0.1 if test_size is None else test_size
-    data = DataConfig(dataset=args.dataset, csv=args.data, target=args.target, test_size=test_size,
+    test_size = 0.0 if args.test is not None else 0.1 if test_size is None else test_size
+    data = DataConfig(dataset=args.dataset, csv=args.data, target=args.target, test_size=test_size, test_csv=args.test,
                       split_seed=args.split_seed, outlier=args.outlier, n=args.rows, dp_bounds_noise=noise,
                       **declared)
     cfg = RunConfig(args.model, params, data)
@@ -238,6 +250,7 @@ def _report(args, run, plan, seconds: float) -> int:
     out.update(run_coverage(bool(get_model(cfg.model).private),
                             bool(saved.get("template", {}).get("preprocessing_private", True)),
                             seeded_noise=out["noise"] == "seeded"))
+    out["warnings"] = _warnings(run)
     if args.json:
         print_json(out)
     else:
@@ -249,7 +262,24 @@ def _report(args, run, plan, seconds: float) -> int:
               + (f"; {NOT_PRIVATE}" if out["noise"] == "seeded" else ""))
         if claim:
             print(f"privacy claim: {claim['summary']}")
+        for w in out["warnings"]:
+            print(f"warning: {w}")
     return 0
+
+
+WARNING_SAMPLE = 5000  # synthetic rows drawn to check a fresh run for a missing class or a flat column
+
+
+def _warnings(run) -> list[str]:
+    """dpcore.evaluate.checks' warnings on a sample of the saved model (none without a model): a
+    class never generated, a column collapsed to one value. Utility (at chance) is `evaluate`'s."""
+    if not run.has_model():
+        return []
+    from dpcore.evaluate.checks import synthetic_warnings
+    from dpcore.report import load_bundle
+
+    bundle = load_bundle(run.path, n_samples=WARNING_SAMPLE)
+    return synthetic_warnings(bundle.synthetic, bundle.train)
 
 
 def _declared(path, csv) -> dict:

@@ -40,6 +40,21 @@ def train_test_split(ds: Dataset, test_size: float = 0.1, seed: int = 0, *,
     return train, test
 
 
+def all_rows(*parts: Dataset, role: str = "train") -> Dataset:
+    """Every row of `parts` as one set (no split: `--test-size 0`, or a held-out file)."""
+    first = parts[0]
+    if len(parts) > 1:
+        import dataclasses
+
+        first = dataclasses.replace(first, features=np.concatenate([p.features for p in parts]),
+                                    labels=None if first.labels is None else np.concatenate([p.labels for p in parts]),
+                                    outlier_index=first.outlier_index, meta=dict(first.meta))
+    out = first.subset(np.arange(first.n))
+    out.meta.pop("official_test", None)
+    out.meta.update(split="none", role=role)
+    return out
+
+
 def _random_test_mask(ds: Dataset, test_size: float, seed: int, stratify: bool) -> np.ndarray:
     rng = np.random.default_rng(seed)
     n = ds.n

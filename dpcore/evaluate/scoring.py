@@ -26,8 +26,8 @@ LABEL = "not covered by ε — data owner only"
 
 def score_utility(synthetic: Dataset, train: Dataset, test: Dataset, *, seed: int = 0):
     """Train on synthetic, test on real (with the train-on-real reference): a UtilityResult, or
-    None when the synthetic or test set has no labels."""
-    if synthetic.labels is None or test.labels is None:
+    None when there is no test set (fitted on every row) or the synthetic or test set has no labels."""
+    if test is None or synthetic.labels is None or test.labels is None:
         return None
     from dpcore.evaluate.utility import utility_scores
 

@@ -34,7 +34,7 @@ from dpcore.models.label_shares import sample_with_quotas, shares_from_mean
 from dpcore.models.mixture import diag_gauss_logpdf, mog_logpdf, mog_sample
 from dpcore.models.params import (REPRODUCIBLE_NOISE_HELP, ModelConfig, count, delta_field, device_field,
                                   epsilon_field, hparam, positive, seed_field)
-from dpcore.models.prior_decoder import NeuralSynthesizer, _replace
+from dpcore.models.prior_decoder import NUMERIC_BINS_HELP, TABULAR_HEADS_HELP, NeuralSynthesizer, _replace
 from dpcore.models.rows import image_pool_matrix, pooled_width
 from dpcore.models.synthesizer import DataFacts, FitRun, Plan
 from dpcore.models.training import Progress, check_finite, train_sgd
@@ -54,11 +54,15 @@ class PGMConfig(ModelConfig):
                             group="main", typical=(1, 10))
     em_iters: int = count(20, "(DP-)EM iterations fitting the mixture prior")
     hidden: int = count(1000, "hidden units of the encoder-variance and decoder MLPs")
-    epochs: int = count(4, "passes over the training rows in the (DP-)SGD phase", group="main", typical=(1, 50))
+    epochs: int | None = count(None, "passes over the training rows in the (DP-)SGD phase; None = 4 for images, "
+                                     "and for tables as many as give about 1000 steps (at least 4)",
+                               group="main", typical=(1, 50), auto=4)
     batch_size: int | None = count(None, "expected batch size (DP-SGD samples each row with probability B/N); "
                                          "None = 300, or a quarter of the rows when 300 is not below them",
                                    auto=300)
     lr: float = positive(1e-3, "Adam learning rate")
+    tabular_heads: str = hparam("per-column", TABULAR_HEADS_HELP, choices=("per-column", "flat"))
+    numeric_bins: int = count(50, NUMERIC_BINS_HELP, low=0)
     likelihood: str = hparam("gaussian", "decoder likelihood: 'gaussian' (squared error, the official code's; "
                              "measured best on Fashion-MNIST at ε = 1) or 'bernoulli' (cross-entropy)",
                              choices=("gaussian", "bernoulli"))
@@ -131,7 +135,7 @@ class P3GM(NeuralSynthesizer):
     config_class = P3GMConfig
     private = True
     variational = True
-    legacy_defaults = {"pca_pool": 1, "mean_clip_norm": 1.0, "label_shares": "decoder"}
+    legacy_defaults = {"pca_pool": 1, "mean_clip_norm": 1.0, "label_shares": "decoder", "tabular_heads": "flat"}
 
     def __init__(self, config=None, **overrides):
         super().__init__(config, **overrides)
@@ -230,7 +234,15 @@ class P3GM(NeuralSynthesizer):
         cfg = self.config
         if cfg.label_shares != "dp-mean" or not self.n_classes or cfg.pca_center != "noisy":
             return None
-        return shares_from_mean(self.pca["mean"][-self.n_classes:])  # pooling keeps the label block last
+        shares = shares_from_mean(self.pca["mean"][-self.n_classes:])  # pooling keeps the label block last
+        noise = self.calibration.get("mean_sigma")
+        if shares is None or not noise or not self.released_rows:
+            return shares
+        # A declared class whose noisy share fell below the noise's own std is not known to be
+        # absent: keep it at that std (public: σ, the clip norm and ñ), so no class drops out.
+        floor = float(noise) * self.mean_clip / self.released_rows
+        shares = np.maximum(shares, min(floor, 1.0 / self.n_classes))
+        return shares / shares.sum()
 
     def encode(self, x) -> np.ndarray:
         """Encoder means: the PCA projection of the rows, clipped exactly as DP-EM clipped them.
@@ -321,7 +333,7 @@ class P3GM(NeuralSynthesizer):
 
     def _build_nets(self, width: int, gen: torch.Generator) -> None:
         cfg = self.config
-        self.decoder = networks.seeded_mlp([cfg.pca_dim, cfg.hidden, width], gen).to(self.device)
+        self.decoder = networks.seeded_mlp([cfg.pca_dim, cfg.hidden, self.output_width()], gen).to(self.device)
         self.encoder = (networks.seeded_mlp([width, cfg.hidden, cfg.pca_dim], gen).to(self.device)
                         if self.variational else None)
         if self.encoder is not None and self.mog:

@@ -27,7 +27,6 @@ import torch
 from dpcore.data.dataset import Dataset
 from dpcore.errors import InvalidParameter, check_int
 from dpcore.models.mixture import diag_gauss_logpdf, mog_logpdf
-from dpcore.models.networks import decode_mean
 from dpcore.models.rows import split_output
 
 
@@ -78,7 +77,7 @@ def posterior_resample(model, data: Dataset, *, mcmc_steps: int = 0, seed: int |
                     lp, lq = torch.where(take, lpp, lp), torch.where(take, lqp, lq)
                     accepted += float(take.sum())
                     proposals += len(take)
-            outs.append(decode_mean(dec(z), model.config.likelihood).cpu().numpy())
+            outs.append(model.output_mean(dec(z)).cpu().numpy())
     rows = np.concatenate(outs) if outs else np.zeros((0, model.width), np.float32)
     feats, labels = split_output(rows, model.n_features, model.n_classes)
     info = {"mcmc_steps": mcmc_steps, "acceptance": accepted / proposals if proposals else None}

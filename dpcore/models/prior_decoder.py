@@ -14,6 +14,7 @@ from torch import nn
 from dpcore.data.dataset import Dataset
 from dpcore.errors import InvalidParameter, check_int
 from dpcore.models import networks
+from dpcore.models.heads import TabularHeads
 from dpcore.models.mixture import mog_sample
 from dpcore.models.rows import model_matrix, split_output
 from dpcore.models.synthesizer import BaseSynthesizer, DataFacts, Plan
@@ -36,6 +37,40 @@ def auto_batch(config, facts: DataFacts, adapted: dict, limits: dict) -> int:
     return batch
 
 
+TABULAR_HEADS_HELP = ("tables: 'per-column' splits the decoder output by the encoder's blocks (a softmax per "
+                      "categorical and the label, a sigmoid per boolean or missing flag, a Gaussian with a "
+                      "learned σ per numeric) and samples each column from its own law; 'flat' = one "
+                      "`likelihood` over all columns, decoded by argmax (runs saved before heads); images "
+                      "always use `likelihood`")
+NUMERIC_BINS_HELP = ("per-column heads: a numeric column is a softmax over this many equal-width bins of its "
+                     "declared range (an integer column with at most this many values: one bin per value), "
+                     "sampled as a bin and a point in it; 0 = a Gaussian with a learned σ")
+TABLE_STEPS = 1000  # DP-SGD steps a table's auto epochs aim for (4 epochs of 4 000 rows: 54)
+MAX_AUTO_EPOCHS = 200
+
+
+def auto_epochs(config, facts: DataFacts, batch: int, adapted: dict) -> int:
+    """epochs, or (None) its declared default for images, and for tables as many passes as give
+    about TABLE_STEPS steps at this batch (at least the default, at most MAX_AUTO_EPOCHS).
+
+    Why: a fixed number of passes gives a 4 000-row table a few dozen DP-SGD steps, too few for
+    the decoder to learn its columns; the accountant calibrates σ for the steps actually planned,
+    so more steps cost no ε, only more noise per step.
+    """
+    from dpcore.models.params import config_fields
+
+    if config.epochs is not None:
+        return config.epochs
+    auto = next(p.auto for p in config_fields(type(config)) if p.name == "epochs")
+    if facts.image_shape is not None:
+        return auto
+    epochs = min(MAX_AUTO_EPOCHS, max(auto, -(-TABLE_STEPS * batch // facts.n)))
+    if epochs != auto:
+        adapted["epochs"] = (f"{auto} → {epochs}: about {TABLE_STEPS} (DP-)SGD steps on "
+                             f"{facts.n} training rows at batch {batch}")
+    return epochs
+
+
 class NeuralSynthesizer(BaseSynthesizer):
     """Base: subclasses set name/label/config_class/private and implement `_fit` and `_build_nets`."""
 
@@ -45,6 +80,7 @@ class NeuralSynthesizer(BaseSynthesizer):
         self.encoder: nn.Module | None = None
         self.decoder: nn.Module | None = None
         self.mog: dict[str, np.ndarray] = {}
+        self.heads: TabularHeads | None = None  # per-column output heads (tables), None = flat
 
     # ------------------------------------------------------------------ plan
     @classmethod
@@ -54,8 +90,9 @@ class NeuralSynthesizer(BaseSynthesizer):
         adapted: dict[str, str] = {}
         limits: dict[str, int] = {}
         batch = auto_batch(config, facts, adapted, limits)
-        check_steps(config.epochs, facts.n, batch)
-        return _replace(config, batch_size=batch), adapted, limits
+        epochs = auto_epochs(config, facts, batch, adapted)
+        check_steps(epochs, facts.n, batch)
+        return _replace(config, batch_size=batch, epochs=epochs), adapted, limits
 
     @classmethod
     def _sgd_plan(cls, config, facts: DataFacts) -> tuple[int, dict]:
@@ -89,19 +126,38 @@ class NeuralSynthesizer(BaseSynthesizer):
         return self.template.with_features(feats, labels)
 
     def _draw_rows(self, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray | None]:
-        """n draws z ~ the latent prior, decoded and split into (features, labels)."""
+        """n draws z ~ the latent prior, decoded and split into (features, labels); with per-column
+        heads each column is drawn from its own law (a category per softmax, not the argmax)."""
         z, _ = mog_sample(n, self.mog["weights"], self.mog["means"], self.mog["variances"], rng)
-        return split_output(self.decode(z), self.n_features, self.n_classes)
+        if self.heads is None:
+            return split_output(self.decode(z), self.n_features, self.n_classes)
+        return split_output(self.heads.sample(self._outputs(z, raw=True), rng), self.n_features, self.n_classes)
 
     def decode(self, z: np.ndarray) -> np.ndarray:
-        """Decoder means for latent codes z (n, d): probabilities (Bernoulli) or values (Gaussian)."""
+        """Decoder means for latent codes z (n, d): probabilities (Bernoulli) or values (Gaussian);
+        with per-column heads, class and flag probabilities and numeric means."""
         self._check_fitted()
+        return self._outputs(z, raw=False)
+
+    def _outputs(self, z: np.ndarray, raw: bool) -> np.ndarray:
+        """Decoder outputs for z in chunks: raw (what the heads sample from) or their means."""
         outs = []
         with torch.no_grad():
             for i in range(0, len(z), 4096):
-                zt = torch.as_tensor(np.asarray(z[i:i + 4096], np.float32), device=self.device)
-                outs.append(networks.decode_mean(self.decoder(zt), self.config.likelihood).cpu().numpy())
-        return np.concatenate(outs) if outs else np.zeros((0, self.width), np.float32)
+                out = self.decoder(torch.as_tensor(np.asarray(z[i:i + 4096], np.float32), device=self.device))
+                outs.append((out if raw else self.output_mean(out)).cpu().numpy())
+        width = self.output_width() if raw else self.width
+        return np.concatenate(outs) if outs else np.zeros((0, width), np.float32)
+
+    def output_mean(self, out: torch.Tensor) -> torch.Tensor:
+        """Decoder output → the expected model-matrix row (what `decode` returns)."""
+        if self.heads is not None:
+            return self.heads.mean(out)
+        return networks.decode_mean(out, self.config.likelihood)
+
+    def output_width(self) -> int:
+        """Decoder outputs: the model width, or the heads' (a numeric column has mean and log σ)."""
+        return self.width if self.heads is None else self.heads.out_width
 
     def latent_prior(self) -> dict[str, np.ndarray]:
         """{"weights" (K,), "means" (K, d), "variances" (K, d) diagonal} of the latent prior."""
@@ -113,7 +169,16 @@ class NeuralSynthesizer(BaseSynthesizer):
         """The model matrix of `train` (features + one-hot labels); sets the width."""
         X, _ = model_matrix(train)
         self.width = X.shape[1]
+        self._set_heads(train)
         return X
+
+    def _set_heads(self, data: Dataset) -> None:
+        """Per-column heads for a table when the config asks for them (images: never)."""
+        self.heads = None
+        if getattr(self.config, "tabular_heads", "flat") == "per-column" and not data.is_image:
+            self.heads = TabularHeads.for_data(data.encoder, self.n_features, self.n_classes,
+                                               getattr(self.config, "label_weight", 1.0),
+                                               getattr(self.config, "numeric_bins", 0))
 
     def _rows(self, x) -> np.ndarray:
         X = model_matrix(x)[0] if isinstance(x, Dataset) else np.asarray(x, np.float32)
@@ -124,6 +189,8 @@ class NeuralSynthesizer(BaseSynthesizer):
 
     def _recon(self, out: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
         cfg = self.config
+        if self.heads is not None:
+            return self.heads.nll(out, x)
         return networks.recon_per_example(out, x, cfg.likelihood, cfg.recon_scale,
                                           n_features=self.n_features, label_weight=cfg.label_weight)
 
@@ -160,6 +227,7 @@ class NeuralSynthesizer(BaseSynthesizer):
         self.width = meta["width"]
         self.mog = {k: tensors[f"mog.{k}"].numpy() for k in ("weights", "means", "variances")}
         self._restore_extra(tensors, meta)
+        self._set_heads(self.template)
         self._build_nets(self.width, networks.torch_generator(0))
         for part in ("encoder", "decoder"):
             net = getattr(self, part)

@@ -17,7 +17,7 @@ from torch import nn
 from dpcore.models import networks
 from dpcore.models.params import (REPRODUCIBLE_NOISE_HELP, ModelConfig, count, delta_field, device_field,
                                   epsilon_field, hparam, positive, seed_field)
-from dpcore.models.prior_decoder import NeuralSynthesizer
+from dpcore.models.prior_decoder import NUMERIC_BINS_HELP, TABULAR_HEADS_HELP, NeuralSynthesizer
 from dpcore.models.synthesizer import FitRun
 from dpcore.models.training import train_sgd
 
@@ -28,10 +28,14 @@ class VAEConfig(ModelConfig):
 
     latent_dim: int = count(30, "latent dimension", group="main", typical=(1, 100))
     hidden: int = count(1000, "hidden units of the encoder and decoder MLPs")
-    epochs: int = count(10, "passes over the training rows", group="main", typical=(1, 50))
+    epochs: int | None = count(None, "passes over the training rows; None = 10 for images, and for tables as "
+                                     "many as give about 1000 steps (at least 10)",
+                               group="main", typical=(1, 50), auto=10)
     batch_size: int | None = count(None, "(expected) batch size; None = 300, or a quarter of the rows "
                                          "when 300 is not below them", auto=300)
     lr: float = positive(1e-3, "Adam learning rate")
+    tabular_heads: str = hparam("per-column", TABULAR_HEADS_HELP, choices=("per-column", "flat"))
+    numeric_bins: int = count(50, NUMERIC_BINS_HELP, low=0)
     likelihood: str = hparam("bernoulli", "decoder likelihood: 'bernoulli' (cross-entropy) or 'gaussian' "
                                           "(squared error)", choices=("bernoulli", "gaussian"))
     recon_scale: float = positive(0.7071, "standard deviation of the Gaussian likelihood (0.707: plain squared error)")
@@ -59,6 +63,7 @@ class VAE(NeuralSynthesizer):
     description = "VAE: a plain variational autoencoder, no privacy (ε = ∞)."
     config_class = VAEConfig
     private = False
+    legacy_defaults = {"tabular_heads": "flat"}
 
     def _fit(self, run: FitRun) -> None:
         cfg, train = self.config, run.train
@@ -119,7 +124,7 @@ class VAE(NeuralSynthesizer):
         cfg = self.config
         d = cfg.latent_dim
         self.encoder = networks.GaussianEncoder(networks.seeded_mlp([width, cfg.hidden, 2 * d], gen), d).to(self.device)
-        self.decoder = networks.seeded_mlp([d, cfg.hidden, width], gen).to(self.device)
+        self.decoder = networks.seeded_mlp([d, cfg.hidden, self.output_width()], gen).to(self.device)
 
 
 class DPVAE(VAE):

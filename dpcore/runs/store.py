@@ -61,17 +61,26 @@ class DataConfig:
     # CSV only: noise multiplier of DP-estimated bounds for declared-kind columns without declared
     # bounds (ledgered; None = min/max of the rows, "preprocessing not covered by ε").
     dp_bounds_noise: float | None = None
+    # CSV only: held-out rows from a second file read with the training file's schema (then no split).
+    test_csv: str | None = None
 
     def __post_init__(self) -> None:
         if (self.dataset is None) == (self.csv is None):
             raise InvalidParameter("give exactly one of dataset (a built-in name) or csv (a file)")
-        check_probability("test_size", self.test_size)
+        if self.test_size != 0:
+            check_probability("test_size", self.test_size)
+        if self.test_csv is not None and self.csv is None:
+            raise InvalidParameter("test_csv (--test) applies to a csv file only")
 
     def load(self):
-        """(train, test) Datasets."""
+        """(train, test) Datasets; test is None when test_size is 0 and no test_csv is given (the
+        model fits on every row; utility and membership attacks then have no held-out rows)."""
         from dpcore.data import load_split, read_csv, train_test_split
+        from dpcore.data.split import all_rows
 
         if self.dataset is not None:
+            if self.test_size == 0:
+                return all_rows(*load_split(self.dataset, seed=self.split_seed, outlier=self.outlier, n=self.n)), None
             return load_split(self.dataset, seed=self.split_seed, test_size=self.test_size,
                               outlier=self.outlier, n=self.n)
         ds = read_csv(self.csv, target=self.target, delimiter=self.delimiter, types=self.types,
@@ -82,6 +91,11 @@ class DataConfig:
             import numpy as np
 
             ds = ds.subset(np.sort(np.random.default_rng(self.split_seed).choice(ds.n, self.n, replace=False)))
+        if self.test_csv is not None:
+            test = read_csv(self.test_csv, schema=ds.schema, delimiter=self.delimiter, name=self.name)
+            return all_rows(ds), all_rows(test, role="test")
+        if self.test_size == 0:
+            return all_rows(ds), None
         return train_test_split(ds, test_size=self.test_size, seed=self.split_seed)
 
     @property

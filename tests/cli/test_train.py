@@ -186,6 +186,7 @@ def test_six_column_csv_trains_with_default_settings(tmp_path, capsys):
                  "--json"]) == 0
     res = json.loads(capsys.readouterr().out)
     assert res["status"] == "done" and res["params"]["pca_dim"] == 6 and res["params"]["batch_size"] == 45
-    assert set(res["adapted"]) == {"pca_dim", "batch_size"} and "6 model columns" in res["adapted"]["pca_dim"]
+    assert set(res["adapted"]) == {"pca_dim", "batch_size", "epochs"} and "6 model columns" in res["adapted"]["pca_dim"]
+    assert res["params"]["epochs"] == 200  # auto epochs: ~1000 steps wanted, capped at 200 passes of 180 rows
     assert main(["train", "--model", "vae", "--data", str(csv), "--out", str(tmp_path / "r" / "vae")]) == 0
     assert "adapted to the data: batch_size 300 → 45" in capsys.readouterr().out
