@@ -263,7 +263,7 @@ def test_three_journeys_on_the_defaults(server, shots):
         page.get_by_text(re.compile(r"p3gm-people.*status done")).first.wait_for(timeout=60_000)
         _idle(page)
         _goto(page, "Compare")
-        page.get_by_text(re.compile(r"on people\.csv")).first.wait_for()
+        page.get_by_text(re.compile(r"on people\S*\.csv")).first.wait_for()  # the stored upload's name
         page.get_by_role("tab", name="Utility").click()
         page.get_by_text("synthetic → real").first.wait_for(timeout=300_000)
         _idle(page)
