@@ -24,9 +24,16 @@ PAGES = [
 page = st.navigation(PAGES)
 
 from dpcore import ui  # noqa: E402  (light: no torch at import time)
+from dpcore.text import md  # noqa: E402
 
+with ui.guard():  # a reload keeps the dataset and model: ?dataset=…&model=… (checked, else a note)
+    ui.read_url()
+for note in ui.url_notes():
+    st.warning(md(note), icon=":material/link_off:")
 try:
     with ui.guard():
         page.run()
 finally:  # after the page, so it shows what the page just changed (dataset, live run)
     ui.sidebar_status()
+    with ui.guard():
+        ui.write_url()

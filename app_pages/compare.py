@@ -18,7 +18,11 @@ chosen = [n for n in (first, second) if n]
 def header(name: str) -> None:
     s = info[name]
     eps = "ε = ∞ (not private)" if s.epsilon == float("inf") else f"ε = {ui.fmt_eps(s.epsilon)}"
-    st.markdown(f"**{md(s.model)}** on **{md(s.dataset)}** · {eps} · {s.status}")
+    from dpcore.ui.tables import run_data, settings_label
+
+    label = settings_label(s.model, s.params or {}, run_data(s.path))  # the run name's and Runs table's form
+    st.markdown(f"**{md(s.model)}** on **{md(s.dataset)}** · {eps}" + (f" · `{label}`" if label else "")
+                + f" · {s.status}")
 
 
 def side_by_side(draw) -> None:

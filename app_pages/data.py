@@ -24,7 +24,7 @@ def _datasets():
 def _builtin_form(current: dict) -> dict | None:
     infos = {d["name"]: d for d in _datasets()}
     names = list(infos)
-    default = current.get("dataset") if current.get("dataset") in infos else ui.DEFAULT_DATASET
+    default = current.get("dataset") if current.get("dataset") in infos else ui.default_dataset()
     c1, c2 = st.columns([3, 2], gap="large")
     with c1:
         name = st.selectbox("Dataset", names, index=names.index(default), key="data.builtin",
@@ -44,10 +44,13 @@ def _builtin_form(current: dict) -> dict | None:
                               + (" This dataset has an official split, used as is." if official else ""))
         split_seed = st.number_input("Split seed", 0, 10_000, int(current.get("split_seed", 0)),
                                      key="data.split_seed", help="Same seed → same split.")
-        n_default = current.get("n") if current.get("dataset") == name else None
+        demo = ui.demo_rows(int(info["rows"]))
+        n_default = current.get("n") if current.get("dataset") == name else demo
         limit = st.number_input("Row limit (optional)", min_value=20, max_value=max(20, int(info["rows"])),
-                                value=n_default, step=100, key="data.n", placeholder="all rows",
-                                help="Keep a seeded random subset, for quick demos.")
+                                value=n_default, step=100, key=f"data.n.{name}", placeholder="all rows",
+                                help="Keep a seeded random subset (training and test rows together), for "
+                                "quick demos." + (f" Default {demo:,}: a private run trains in about a minute "
+                                                  "on two CPU cores." if demo else ""))
         outlier = False
         if "outlier" in info.get("parameters", ()):
             outlier = st.checkbox("Add one all-white outlier image", value=bool(current.get("outlier")),
@@ -183,6 +186,8 @@ def _apply(choice: dict | None, current: dict) -> None:
         st.error(f"{md(exc)} — keeping **{md(ui.data_label(current))}**.", icon=":material/error:")
 
 
+if note := ui.fallback_note():
+    st.info(note, icon=":material/info:")
 current = ui.data_choice()
 source = st.segmented_control("Source", ["Built-in dataset", "Upload a CSV"], key="data.source",
                               default="Upload a CSV" if current.get("csv") else "Built-in dataset")
@@ -205,6 +210,8 @@ m[3].metric("Classes", train.n_classes or "—")
 from dpcore.ui.story import budget_note  # noqa: E402
 
 st.caption(budget_note(train.n))
+if why := ui.dataset_why(current.get("dataset"), train.n):
+    st.caption(why)
 if not train.preprocessing_private:
     derived = md(", ".join(map(str, train.meta.get("data_derived") or getattr(train.schema, "data_derived", []))))
     st.warning(f"Preprocessing not covered by ε: the bounds/categories of **{derived}** were read from "

@@ -15,6 +15,7 @@ st.caption("Pick a model and a privacy budget. The budget is turned into noise *
            "starts (preview below); training then runs in the background — you can browse the other "
            "pages and come back. Every run is saved the moment it starts.")
 
+ui.restore_widgets("train.")  # the settings chosen before another page ran (Streamlit drops them)
 choice = ui.data_choice()
 train, test = ui.load_data(choice)
 c1, c2 = st.columns([4, 1])
@@ -103,6 +104,11 @@ info = ui.model_info(model)
 st.caption(info["description"])
 fields = {p.name: p for p in ui.config_fields(info["config_class"])}
 defaults = {name: p.default for name, p in fields.items()}
+sized = {}  # the Story's private model starts from the ε and epochs this dataset's size calls for;
+if model == ui.DEFAULT_MODEL:  # such a widget is keyed by its default, so another size starts afresh
+    sized = {name: v for name, v in ui.size_defaults(train.n).items()
+             if v is not None and name in fields and v != fields[name].default}
+    defaults.update(sized)
 params: dict = {}
 k = f"train.{model}."  # widget keys per model: switching models keeps each model's settings
 facts_json = ui.data_facts_json(train)
@@ -135,7 +141,7 @@ def main_widget(p) -> None:
         hi = (max(1, min(top, 100)) if top is not None  # an auto field (None) offers what the plan resolved
               else max(hi, int(defaults[p.name] or planned.get(p.name) or hi)))
         start = min(int(planned.get(p.name) or defaults[p.name] or lo), hi)
-        key = k + (f"{p.name}.{hi}" if top is not None else p.name)
+        key = k + (f"{p.name}.{hi}" if top is not None else p.name) + (f".d{start}" if p.name in sized else "")
         params[p.name] = st.slider(p.name.replace("_", " ").capitalize(), lo, hi, start, key=key, help=p.help)
     else:
         params[p.name] = ui.coerce_param(p, ui.config_widget(p, k + p.name, st, default=defaults[p.name]))
@@ -150,8 +156,10 @@ with left:
         if default_eps not in eps_opts:
             default_eps = 1.0
         params["epsilon"] = st.select_slider(
-            "Total ε", eps_opts, value=default_eps, key=k + "epsilon", help=fields["epsilon"].help,
-            format_func=lambda v: f"{v:g}")
+            "Total ε", eps_opts, value=default_eps, key=k + "epsilon" + (f".d{default_eps:g}" if "epsilon" in sized else ""),
+            help=fields["epsilon"].help, format_func=lambda v: f"{v:g}")
+        if model == ui.DEFAULT_MODEL:
+            st.caption(f"Default ε = {default_eps:g} for {train.n:,} training rows (small data needs a larger ε).")
         d0 = ui.default_delta(train.n)
         params["delta"] = st.number_input(
             "δ", min_value=1e-12, max_value=0.1, value=d0, step=1e-6, format="%.1e",
@@ -186,6 +194,7 @@ with st.expander("Advanced settings"):
         auto = f"auto: {planned.get(p.name)}" if p.auto is not None else None
         value = ui.config_widget(p, k + "adv." + p.name, cols[i % 3], default=defaults[p.name], placeholder=auto)
         params[p.name] = ui.coerce_param(p, value)
+ui.keep_widgets("train.")  # …and survive going to another page and back
 
 # ------------------------------------------------------------------ validate + the model's plan
 error = None

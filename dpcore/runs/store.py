@@ -139,12 +139,13 @@ class RunConfig:
         return cls(model=d["model"], params=params, data=d.get("data") or {}, name=d.get("name"))
 
     def default_name(self) -> str:
-        eps = self.params.get("epsilon", math.inf)
-        eps_s = "inf" if not math.isfinite(eps) else f"{eps:g}"
-        stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-        label = re.sub(r"[^A-Za-z0-9._=+-]+", "_", Path(self.data.label).stem if self.data.csv else self.data.label)
-        label = label.strip("._") or "data"
-        return f"{self.model}-{label[:48]}-eps{eps_s}-s{self.seed}-{stamp}"
+        """`<model>-<data>-eps<ε>[-<settings that differ from the defaults>]-s<seed>-<time>`."""
+        from dpcore.runs.naming import run_name, settings_label
+
+        label = Path(self.data.label).stem if self.data.csv else self.data.label
+        return run_name(self.model, label, self.params.get("epsilon", math.inf), self.seed,
+                        datetime.now().strftime("%Y%m%d-%H%M%S"),
+                        settings_label(self.model, self.params, dataclasses.asdict(self.data)))
 
 
 @dataclass

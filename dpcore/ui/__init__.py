@@ -7,6 +7,8 @@ Pages use `from dpcore import ui` and the names below; each lives in the module 
 
 - `nav`: navigation guard, error display (`guard`), runs root, upload limit, ε / time formatting
 - `data`: the session's data choice, loading it (cached), CSV uploads
+- `defaults`: the dataset the app opens on, its demo rows, the ε and epochs for its size
+- `persist`: settings that survive a page change (kept widget values) and a reload (the URL)
 - `forms`: the Train page's settings widgets, model facts, the model's plan (noise preview)
 - `live`: the session's live run and ε sweep, the sidebar status line
 - `cache`: per-run cached bundle and evaluations (keyed by run name + mtime)
@@ -19,8 +21,9 @@ so the first page paints quickly.
 from dpcore.ui.cache import (attack_estimate_seconds, attacks, bundle, canary_audit, key, latent, marginals, one_way, report_html, run_mtime, samples,
                              synthetic_csv, synthetic_warnings, utility)
 from dpcore.ui.coverage import lvae_guarantee, what_eps_covers
-from dpcore.ui.data import (DEFAULT_DATASET, data_choice, data_config_fields, data_label, default_data_choice,
-                            load_data, parse_table, parse_upload, save_upload, set_data_choice)
+from dpcore.ui.data import (data_choice, data_config_fields, data_label, default_data_choice, load_data, parse_table,
+                            parse_upload, save_upload, set_data_choice)
+from dpcore.ui.defaults import dataset_why, default_dataset, demo_rows, fallback_note, size_defaults
 from dpcore.ui.forms import (DEFAULT_MODEL, EPSILON_CHOICES, coerce_param, config_fields, config_widget,
                              data_facts_json, default_delta, model_info, plan_preview, remember_params,
                              remembered_params)
@@ -28,10 +31,12 @@ from dpcore.ui.live import (POLL_SECONDS, LiveRun, eta_seconds, live_run, set_li
                             sweep_state)
 from dpcore.ui.nav import (EPSILON_EXPLAINER, TRAINING_NOTES, fmt_eps, fmt_seconds, guard, runs_root,
                            upload_limit_bytes)
+from dpcore.ui.persist import keep_widgets, read_url, restore_widgets, url_notes, write_url
 from dpcore.ui.picker import choose_runs, headline_missing, list_runs, model_runs, run_picker, utility_points
 
 __all__ = [
-    "DEFAULT_DATASET", "DEFAULT_MODEL", "EPSILON_CHOICES", "EPSILON_EXPLAINER", "POLL_SECONDS", "TRAINING_NOTES",
+    "DEFAULT_MODEL", "dataset_why", "default_dataset", "demo_rows", "fallback_note", "size_defaults",
+    "keep_widgets", "read_url", "restore_widgets", "url_notes", "write_url", "EPSILON_CHOICES", "EPSILON_EXPLAINER", "POLL_SECONDS", "TRAINING_NOTES",
     "LiveRun", "attack_estimate_seconds", "attacks", "bundle", "canary_audit", "choose_runs", "coerce_param",
     "config_fields", "config_widget", "data_choice", "data_config_fields", "data_facts_json", "data_label",
     "default_data_choice", "default_delta", "eta_seconds", "fmt_eps", "fmt_seconds", "guard", "headline_missing", "key",

@@ -14,7 +14,6 @@ import streamlit as st
 
 from dpcore.ui.nav import runs_root, upload_limit_bytes
 
-DEFAULT_DATASET = "digits"
 _DATA_KEY = "dpcore.data"
 
 
@@ -52,7 +51,10 @@ def data_config_fields() -> set[str]:
 
 
 def default_data_choice() -> dict:
-    return {"dataset": DEFAULT_DATASET, "test_size": 0.2, "split_seed": 0, "outlier": False}
+    """Fashion-MNIST's 20 000-row demo when installed, else digits (dpcore.ui.defaults)."""
+    from dpcore.ui.defaults import default_data_choice as choice
+
+    return choice()
 
 
 def data_choice() -> dict:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import math
 
+from dpcore.ui.defaults import budget_note, default_epsilon, leaky_epochs, size_defaults  # noqa: F401 (re-exported)
+
 MISSING = "—"
 
 
@@ -38,38 +40,24 @@ USEFUL_SHARE = 0.6  # the private run "is useful" at this share of the real refe
 LEAKY_ROWS = 2_000  # rows the overfit VAE trains on (200 epochs of batches of 32)
 
 
-def default_epsilon(n: int) -> float:
-    """The dataset's default ε: small data needs a larger ε (the noise is fixed, the signal grows with n)."""
-    if n >= 10_000:
-        return 1.0
-    if n >= 3_000:
-        return 3.0
-    return 10.0
-
-
-def budget_note(n: int) -> str:
-    """The Data page's line on the budget this dataset's size calls for."""
-    eps = default_epsilon(n)
-    why = ("small data needs a larger ε: the noise that hides one row is the same whatever the size, "
-           "so fewer rows carry less signal through it")
-    return (f"Default budget for {n:,} training rows: ε = {eps:g} (the Story page's private run). "
-            + ("Large enough for ε = 1 to give a clearly useful private model." if eps <= 1 else f"Why not 1: {why}."))
-
-
 def story_configs(data: dict, n: int, seed: int = 0) -> list:
-    """The two runs of the story on `data`: P3GM at the dataset's default ε, and the `overfit` VAE."""
+    """The two runs of the story on `data` (`n` training rows): P3GM at the size's default ε and
+    epochs, and the `overfit` VAE."""
     from dpcore.models.presets import preset
     from dpcore.runs import RunConfig
     from dpcore.ui.forms import default_delta
 
-    eps = default_epsilon(n)
+    sized = size_defaults(n)
     leaky = preset(LEAKY_MODEL, LEAKY_PRESET)
-    private = RunConfig(model=PRIVATE_MODEL, params={"epsilon": eps, "delta": default_delta(n), "seed": seed},
-                        data=dict(data))
+    params = {"epsilon": sized["epsilon"], "delta": default_delta(n), "seed": seed}
+    if sized["epochs"] is not None:
+        params["epochs"] = sized["epochs"]
+    private = RunConfig(model=PRIVATE_MODEL, params=params, data=dict(data))
     # the same data (split and all) for both, so the attacks target the same kind of rows
     # memorising needs many passes over few rows: at most LEAKY_ROWS rows, so it trains in minutes
     small = {"n": LEAKY_ROWS} if n > LEAKY_ROWS and "dataset" in data else {}
-    nonprivate = RunConfig(model=LEAKY_MODEL, params={**leaky["params"], "seed": seed},
+    passes = {"epochs": leaky_epochs(n)} if leaky_epochs(n) else {}
+    nonprivate = RunConfig(model=LEAKY_MODEL, params={**leaky["params"], **passes, "seed": seed},
                            data={**data, **leaky["data"], **small})
     return [private, nonprivate]
 

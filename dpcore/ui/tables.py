@@ -10,19 +10,9 @@ import math
 
 import pandas as pd
 
-# The settings a reader compares runs by, with their short names (in this order).
-SETTINGS = (("encoder_share", "share"), ("pca_dim", "pca"), ("components", "K"), ("epochs", "epochs"))
+from dpcore.runs.naming import SETTINGS, settings_label  # noqa: F401 (one label for names, columns, curves)
+
 MISSING = "—"
-
-
-def _defaults(model: str) -> dict:
-    try:
-        from dpcore.models import get_model
-        from dpcore.ui.forms import config_fields
-
-        return {name: default for name, _, default, _ in config_fields(get_model(model).config_class)}
-    except Exception:  # noqa: BLE001 - an unknown model (a run from elsewhere) has no defaults
-        return {}
 
 
 def settings(model: str, params: dict, data: dict | None = None) -> dict:
@@ -32,18 +22,6 @@ def settings(model: str, params: dict, data: dict | None = None) -> dict:
     if (data or {}).get("outlier"):
         out["variant"] = "outlier"
     return out
-
-
-def settings_label(model: str, params: dict, data: dict | None = None) -> str:
-    """The settings that differ from the model's defaults, e.g. "share0.1-pca10" ("" when none)."""
-    defaults = _defaults(model)
-    parts = []
-    for name, short in SETTINGS:
-        if name in params and params[name] != defaults.get(name):
-            parts.append(f"{short}{params[name]:g}" if isinstance(params[name], float) else f"{short}{params[name]}")
-    if (data or {}).get("outlier"):
-        parts.append("outlier")
-    return "-".join(parts)
 
 
 def _num(v, digits: int = 3) -> str:

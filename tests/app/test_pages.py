@@ -34,10 +34,14 @@ def finished(runs_dir):
     return p3gm, pgm
 
 
-def _app(page: str | None = None):
+def _app(page: str | None = None, dataset: str = "digits"):
+    """A fresh session on `page`, opened on `dataset` through the address (?dataset=, as a reload
+    would): the page tests stay on digits' small, fast rows whatever the app's default is."""
     from streamlit.testing.v1 import AppTest
 
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params["dataset"] = dataset
+    at.run()
     if page is not None:
         at.switch_page(page).run()
     assert not at.exception, [e.value for e in at.exception]
@@ -152,7 +156,7 @@ def test_train_page_preview_follows_the_budget(runs_dir):
     sigma_1 = float(_metric(at, "σ_s  (DP-SGD)"))
     eps_1 = float(_metric(at, "ε by the accountant"))
     assert "Budget share by mechanism" in " ".join(_titles(at))
-    at.select_slider(key="train.p3gm.epsilon").set_value(0.5).run()
+    at.select_slider(key="train.p3gm.epsilon.d10").set_value(0.5).run()  # digits' own default ε = 10
     sigma_half = float(_metric(at, "σ_s  (DP-SGD)"))
     eps_half = float(_metric(at, "ε by the accountant"))
     assert sigma_half > sigma_1 and eps_half < eps_1  # less budget → more noise
@@ -164,7 +168,8 @@ def test_train_page_preview_follows_the_budget(runs_dir):
 
 
 def _tiny(at, model="p3gm"):
-    at.slider(key=f"train.{model}.epochs").set_value(1).run()
+    epochs = next(s.key for s in at.slider if s.key.startswith(f"train.{model}.epochs"))  # ".dN": size's default
+    at.slider(key=epochs).set_value(1).run()
     for name in ("hidden", "warmup_steps"):
         at.number_input(key=f"train.{model}.adv.{name}").set_value(TINY[name]).run()
 
