@@ -85,7 +85,7 @@ def attack_curves_figure(runs: Sequence, bounds=(), *, log_fpr: bool = False):
     _square_axes(fig, log_fpr)
     fig.update_layout(title=f"Membership inference attacks ({NOT_COVERED})", height=520,
                       margin=dict(l=60, r=20, t=80, b=60),
-                      legend=dict(orientation="h", yanchor="top", y=-0.14, x=0, font=dict(size=11)))
+                      legend=dict(orientation="h", yanchor="top", y=-0.22, x=0, font=dict(size=11)))  # below the x titles
     return fig
 
 

@@ -125,6 +125,16 @@ class TabularHeads:
             total = total + (loss if h.weight == 1.0 else h.weight * loss)
         return total
 
+    def soft_targets(self, x: torch.Tensor) -> torch.Tensor:
+        """Rows in [0, 1] that are not one-hot (the DP-PCA reconstruction the decoder warms up on)
+        as targets `nll` accepts: each softmax block renormalised to sum to one."""
+        x = x.clone()
+        for h in self.heads:
+            if h.kind == SOFTMAX:
+                block = x[:, h.start:h.stop].clamp_min(1e-6)
+                x[:, h.start:h.stop] = block / block.sum(1, keepdim=True)
+        return x
+
     # ---------------------------------------------------------------- decoding
     def mean(self, out: torch.Tensor) -> torch.Tensor:
         """Expected model-matrix row: class probabilities, flag probabilities, numeric means."""

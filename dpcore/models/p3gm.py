@@ -166,7 +166,11 @@ class P3GM(NeuralSynthesizer):
 
     @classmethod
     def _warmup_steps(cls, config, is_image: bool) -> int:
-        return config.warmup_steps if (config.pca_codes == "raw" or is_image) else 0
+        """Images, raw codes and tables with per-column heads start the decoder on the DP-PCA
+        reconstruction (free); a head learns its column's link to the others from there, where
+        DP-SGD's noise alone leaves it at the column's marginal on small tables."""
+        heads = not is_image and getattr(config, "tabular_heads", "flat") == "per-column"
+        return config.warmup_steps if (config.pca_codes == "raw" or is_image or heads) else 0
 
     @classmethod
     def _preview(cls, config, facts: DataFacts) -> Plan:
@@ -360,9 +364,11 @@ class P3GM(NeuralSynthesizer):
             target = z @ comps.T + mean
             if up is not None:
                 target = target @ up
-            if cfg.pca_codes == "normalized":  # unit-norm row space → pixels: images peak at 1
+            if cfg.pca_codes == "normalized" and self.heads is None:  # unit-norm rows → pixels peak at 1
                 target = target / target.amax(1, keepdim=True).clamp_min(1e-3)
             target = target.clamp(0.0, 1.0)
+            if self.heads is not None:
+                target = self.heads.soft_targets(target)
             loss = self._recon(self.decoder(z), target).mean()
             opt.zero_grad(set_to_none=True)
             loss.backward()
