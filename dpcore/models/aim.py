@@ -11,7 +11,10 @@ re-estimate. When a measurement barely moved the model (‖ΔM_r‖₁ ≤ √(2
 doubles. The last round — when what is left would not pay for two more — spends exactly the rest;
 after `max_time` seconds the rest is spent instead on re-measuring the 1-way marginals and every
 selected one (no selection). Either way the accountant's ε of the ledger is the target.
-The model's marginals for the quality scores come from rows drawn from it (marginal_base).
+The model's marginals for the quality scores come from rows drawn from it (marginal_base). After
+the 1-ways, levels they cannot tell from noise are merged (`compress`, as MST does; not in the
+paper), which shrinks every candidate's cells. Each round's estimate compiles a new mbi program
+(3–8 s on a CPU, most of a round): repeated cliques are pooled so they do not (marginal_base).
 """
 from __future__ import annotations
 
@@ -23,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpcore.models.marginal_base import MarginalSynthesizer
-from dpcore.models.marginal_data import bins_field, decode_field
+from dpcore.models.marginal_data import bins_field, compress_field, decode_field
 from dpcore.models.params import (REPRODUCIBLE_NOISE_HELP, ModelConfig, count, delta_field, epsilon_field,
                                   hparam, positive, seed_field)
 
@@ -39,6 +42,7 @@ class AIMConfig(ModelConfig):
     degree: int = count(2, "size of the workload's marginals (2: all pairs of columns)", high=5,
                         group="main", typical=(1, 3))
     bins: int = bins_field()
+    compress: bool = compress_field()
     max_model_size: float = positive(20.0, "largest graphical model (MB of junction-tree tables)")
     max_time: float = positive(300.0, "seconds of selection rounds; the round after spends the rest of ρ",
                                group="main")
@@ -92,6 +96,8 @@ class AIM(MarginalSynthesizer):
         sigma = math.sqrt(T / (2.0 * ALPHA * ctx.rho))
         eps0 = math.sqrt(8.0 * (1.0 - ALPHA) * ctx.rho / T)
         ctx.measure([(a,) for a in attrs], sigma, "aim: 1-way marginals")
+        if cfg.compress:
+            ctx.compress()
         ctx.model = ctx.estimate(cfg.round_iters)
         cands = candidates(attrs, cfg.degree)
         cands = {r: w for r, w in cands.items() if len(r) > 1} or cands
