@@ -11,6 +11,9 @@ re-estimate. When a measurement barely moved the model (‖ΔM_r‖₁ ≤ √(2
 doubles. The last round — when what is left would not pay for two more — spends exactly the rest;
 after `max_time` seconds the rest is spent instead on re-measuring the 1-way marginals and every
 selected one (no selection). Either way the accountant's ε of the ledger is the target.
+When max_time binds (T = 16·d planned rounds at 3–8 s each on a CPU would take minutes), σ and ε₀
+are re-planned each round from the pace so far: what is left is split over the rounds that still
+fit plus the final re-measurement, so ρ is spent on the rounds that happen (not in the paper).
 The model's marginals for the quality scores come from rows drawn from it (marginal_base). After
 the 1-ways, levels they cannot tell from noise are merged (`compress`, as MST does; not in the
 paper), which shrinks every candidate's cells. Each round's estimate compiles a new mbi program
@@ -103,13 +106,20 @@ class AIM(MarginalSynthesizer):
         cands = {r: w for r, w in cands.items() if len(r) > 1} or cands
         rows = max(int(ctx.total), 10_000)
         deadline = ctx.t0 + cfg.max_time
-        final = False
+        final, done, t_rounds = False, 0, time.perf_counter()
         while not final:
             left = ctx.rho - ctx.rho_used
             if left <= 0:
                 break
             cost = 1.0 / (2.0 * sigma ** 2) + eps0 ** 2 / 8.0
-            if time.perf_counter() > deadline:  # out of time: re-measure the model's cliques with the rest
+            now = time.perf_counter()
+            if done and now < deadline:  # spend ρ on the rounds that fit before max_time, at the pace so far
+                fit = int((deadline - now) * done / (now - t_rounds)) + 1  # + the final re-measurement
+                if left > (fit + 1) * cost:
+                    sigma = math.sqrt((fit + 1) / (2.0 * ALPHA * left))
+                    eps0 = math.sqrt(8.0 * (1.0 - ALPHA) * left / (fit + 1))
+                    cost = left / (fit + 1)
+            if now > deadline:  # out of time: re-measure the model's cliques with the rest
                 again = [(a,) for a in attrs] + list(dict.fromkeys(ctx.selected))
                 ctx.measure(again, math.sqrt(len(again) / (2.0 * left)), "aim: final marginals")
                 break
@@ -135,3 +145,4 @@ class AIM(MarginalSynthesizer):
             after = ctx.model_marginals(ctx.model, [r], rows)[r]
             if not final and np.abs(after - before).sum() <= bias * ctx.domain.size(r):
                 sigma, eps0 = sigma / 2.0, eps0 * 2.0
+            done += 1

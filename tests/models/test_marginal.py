@@ -186,3 +186,13 @@ def test_pooled_measurements_keep_the_loss():
 
     assert gap(rng.normal(0, 30, 6)) == pytest.approx(gap(rng.normal(80, 3, 6)))
     assert p.stddev == pytest.approx((1 / 25 + 1 / 400) ** -0.5)
+
+
+def test_aim_spends_its_budget_on_the_rounds_that_fit_in_max_time(table):
+    """Planned T = 300 rounds cannot run in 6 s: from the second round on, σ is re-planned from the
+    pace so far (each round's ρ ≥ 10× the paper's ρ/T; σ halving alone gives at most 4× per round)."""
+    m = make_model("aim", epsilon=1.0, rounds=300, round_iters=20, iters=50, bins=16, max_time=6)
+    r = m.fit(table)
+    assert 0.999 < r.epsilon <= 1.0
+    rounds = [1 / (2 * rec.noise_multiplier ** 2) for rec in m.privacy_ledger() if rec.name == "aim: marginals"]
+    assert len(rounds) >= 2 and rounds[1] > 10 * rounds[0], rounds
