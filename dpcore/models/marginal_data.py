@@ -9,7 +9,9 @@ One attribute per encoder block, plus the target:
 - numeric value → `bins` equal-width bins over the declared [lower, upper] (the encoded [0, 1]);
   after the 1-way measurement, levels the noisy counts cannot tell from noise are merged
   (MarginalSynthesizer's `compress`), so the fit adapts the grid to n and the budget;
-- integer value with integer bounds and at most max(`bins`, INT_LEVELS) values → one level per integer;
+- integer value with integer bounds and at most `bins` values → one level per integer (binning them
+  and decoding uniformly within a bin blurs them: cps1988's experience, −6…64, in 32 bins had
+  0.057 1-way TVD, one level per year 0.012);
 - boolean value, missing indicator → 2 levels; one-hot block → one level per category;
 - target → one level per class.
 Decoding: numeric bins give a value uniform within the bin (or its midpoint); integers and the
@@ -25,10 +27,6 @@ from dpcore.data.dataset import Dataset
 from dpcore.errors import InvalidParameter, RunError
 
 DECODE_MODES = ("uniform", "midpoint")
-# integer columns with at most this many declared values keep one level per value (whatever `bins`):
-# binning them and decoding uniformly within a bin blurs e.g. years of experience; levels the data
-# hardly uses are merged after the 1-way measurement (MarginalSynthesizer's domain compression)
-INT_LEVELS = 128
 LABEL = "__target"
 
 
@@ -67,7 +65,7 @@ class Discretizer:
             elif b.role == "missing" or spec.kind == "boolean":
                 attrs.append(Attr(name, "bool", 2, b.start, b.stop))
             elif (spec.kind == "integer" and float(spec.lower).is_integer() and float(spec.upper).is_integer()
-                  and spec.upper - spec.lower + 1 <= max(bins, INT_LEVELS)):
+                  and spec.upper - spec.lower + 1 <= bins):
                 attrs.append(Attr(name, "int", int(spec.upper - spec.lower) + 1, b.start, b.stop))
             else:
                 attrs.append(Attr(name, "bins", int(bins), b.start, b.stop))

@@ -154,13 +154,15 @@ def test_compression_keeps_a_wide_domain_sharp():
     frame = pd.DataFrame({"w": np.clip(rng.gamma(2.0, 80.0, n) + 100 * y, 0, 500), "y": np.where(y, "a", "b")})
     ds = dataset_from_frame(frame, target="y", types={"w": "numeric", "y": "categorical"},
                             bounds={"w": (0, 10_000)}, categories={"y": ["a", "b"]}, nullable={"w": False})
-    share = {}
+    share = {True: [], False: []}  # seeded noise: a deterministic test (the tail share is noisy)
     for flag in (True, False):
-        m = make_model("mst", epsilon=0.5, iters=200, bins=100, compress=flag)
-        m.fit(ds)
-        assert ("0:w:value" in m.merged) == flag
-        share[flag] = float((m.sample(n, seed=0).to_frame()["w"] > 600).mean())
-    assert share[True] < 0.01 and share[False] > 2 * share[True]
+        for seed in (0, 1, 2):
+            m = make_model("mst", epsilon=0.5, iters=200, bins=100, compress=flag, seed=seed,
+                           reproducible_noise=True)
+            m.fit(ds)
+            assert ("0:w:value" in m.merged) == flag
+            share[flag].append(float((m.sample(n, seed=0).to_frame()["w"] > 600).mean()))
+    assert np.mean(share[True]) < 0.01 and np.mean(share[False]) > 2 * np.mean(share[True]), share
 
 
 def test_pooled_measurements_keep_the_loss():
@@ -189,9 +191,9 @@ def test_pooled_measurements_keep_the_loss():
 
 
 def test_aim_spends_its_budget_on_the_rounds_that_fit_in_max_time(table):
-    """Planned T = 300 rounds cannot run in 6 s: from the second round on, σ is re-planned from the
+    """Planned T = 2000 rounds cannot run in 20 s: from the second round on, σ is re-planned from the
     pace so far (each round's ρ ≥ 10× the paper's ρ/T; σ halving alone gives at most 4× per round)."""
-    m = make_model("aim", epsilon=1.0, rounds=300, round_iters=20, iters=50, bins=16, max_time=6)
+    m = make_model("aim", epsilon=1.0, rounds=2000, round_iters=20, iters=50, bins=16, max_time=20)
     r = m.fit(table)
     assert 0.999 < r.epsilon <= 1.0
     rounds = [1 / (2 * rec.noise_multiplier ** 2) for rec in m.privacy_ledger() if rec.name == "aim: marginals"]
