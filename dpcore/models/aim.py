@@ -11,7 +11,13 @@ re-estimate. When a measurement barely moved the model (‖ΔM_r‖₁ ≤ √(2
 doubles. The last round — when what is left would not pay for two more — spends exactly the rest;
 after `max_time` seconds the rest is spent instead on re-measuring the 1-way marginals and every
 selected one (no selection). Either way the accountant's ε of the ledger is the target.
-The model's marginals for the quality scores come from rows drawn from it (marginal_base).
+When max_time binds (T = 16·d planned rounds at 3–8 s each on a CPU would take minutes), σ and ε₀
+are re-planned each round from the pace so far: what is left is split over the rounds that still
+fit plus the final re-measurement, so ρ is spent on the rounds that happen (not in the paper).
+The model's marginals for the quality scores come from rows drawn from it (marginal_base). After
+the 1-ways, levels they cannot tell from noise are merged (`compress`, as MST does; not in the
+paper), which shrinks every candidate's cells. Each round's estimate compiles a new mbi program
+(3–8 s on a CPU, most of a round): repeated cliques are pooled so they do not (marginal_base).
 """
 from __future__ import annotations
 
@@ -23,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpcore.models.marginal_base import MarginalSynthesizer
-from dpcore.models.marginal_data import bins_field, decode_field
+from dpcore.models.marginal_data import bins_field, compress_field, decode_field
 from dpcore.models.params import (REPRODUCIBLE_NOISE_HELP, ModelConfig, count, delta_field, epsilon_field,
                                   hparam, positive, seed_field)
 
@@ -39,11 +45,13 @@ class AIMConfig(ModelConfig):
     degree: int = count(2, "size of the workload's marginals (2: all pairs of columns)", high=5,
                         group="main", typical=(1, 3))
     bins: int = bins_field()
+    compress: bool = compress_field()
     max_model_size: float = positive(20.0, "largest graphical model (MB of junction-tree tables)")
     max_time: float = positive(300.0, "seconds of selection rounds; the round after spends the rest of ρ",
                                group="main")
-    rounds: int = count(0, "planned rounds T (0: 16 × number of attributes, the paper's; at least the "
-                                "number of attributes, which the 1-way measurement is paid from)", low=0)
+    rounds: int = count(0, "planned rounds T (0: 16 × number of attributes, the paper's, at most 64; at "
+                                "least the number of attributes, which the 1-way measurement is paid from)",
+                        low=0)
     round_iters: int = count(100, "mirror-descent iterations of each round's warm-started estimate")
     iters: int = count(1000, "mirror-descent iterations of the final estimate")
     numeric_decode: str = decode_field()
@@ -63,10 +71,18 @@ def candidates(attrs: list[str], degree: int) -> dict[tuple, float]:
     return out
 
 
+AUTO_ROUNDS_CAP = 64
+
+
 def planned_rounds(config, d: int) -> int:
-    """T: `rounds`, or the paper's 16·d; at least d, because the d 1-way measurements at σ₀ cost
-    d·0.9·ρ/T and a smaller T would spend more than ρ before the first round."""
-    return max(config.rounds or 16 * d, d)
+    """T: `rounds`, or the paper's 16·d capped at 64; at least d, because the d 1-way measurements
+    at σ₀ cost d·0.9·ρ/T and a smaller T would spend more than ρ before the first round.
+
+    Why the cap: a round costs 3–8 s on a CPU (an mbi compile), so about 64 fit in the default
+    max_time; T also sets σ₀ of the 1-ways, and credit's 16·20 = 320 made them so noisy that
+    domain compression merged most levels (ε = 1, 30 s: 1-way TVD 0.06–0.07 at T = 320, 0.03 at 64;
+    cps1988, 7 columns: the same at 64 and 112)."""
+    return max(config.rounds or min(16 * d, AUTO_ROUNDS_CAP), d)
 
 
 class AIM(MarginalSynthesizer):
@@ -92,18 +108,27 @@ class AIM(MarginalSynthesizer):
         sigma = math.sqrt(T / (2.0 * ALPHA * ctx.rho))
         eps0 = math.sqrt(8.0 * (1.0 - ALPHA) * ctx.rho / T)
         ctx.measure([(a,) for a in attrs], sigma, "aim: 1-way marginals")
+        if cfg.compress:
+            ctx.compress()
         ctx.model = ctx.estimate(cfg.round_iters)
         cands = candidates(attrs, cfg.degree)
         cands = {r: w for r, w in cands.items() if len(r) > 1} or cands
         rows = max(int(ctx.total), 10_000)
         deadline = ctx.t0 + cfg.max_time
-        final = False
+        final, done, t_rounds = False, 0, time.perf_counter()
         while not final:
             left = ctx.rho - ctx.rho_used
             if left <= 0:
                 break
             cost = 1.0 / (2.0 * sigma ** 2) + eps0 ** 2 / 8.0
-            if time.perf_counter() > deadline:  # out of time: re-measure the model's cliques with the rest
+            now = time.perf_counter()
+            if done and now < deadline:  # spend ρ on the rounds that fit before max_time, at the pace so far
+                fit = int((deadline - now) * done / (now - t_rounds)) + 1  # + the final re-measurement
+                if left > (fit + 1) * cost:
+                    sigma = math.sqrt((fit + 1) / (2.0 * ALPHA * left))
+                    eps0 = math.sqrt(8.0 * (1.0 - ALPHA) * left / (fit + 1))
+                    cost = left / (fit + 1)
+            if now > deadline:  # out of time: re-measure the model's cliques with the rest
                 again = [(a,) for a in attrs] + list(dict.fromkeys(ctx.selected))
                 ctx.measure(again, math.sqrt(len(again) / (2.0 * left)), "aim: final marginals")
                 break
@@ -129,3 +154,4 @@ class AIM(MarginalSynthesizer):
             after = ctx.model_marginals(ctx.model, [r], rows)[r]
             if not final and np.abs(after - before).sum() <= bias * ctx.domain.size(r):
                 sigma, eps0 = sigma / 2.0, eps0 * 2.0
+            done += 1

@@ -67,6 +67,7 @@ class MarginalSynthesizer(BaseSynthesizer):
         super().__init__(config, **overrides)
         self.disc: Discretizer | None = None
         self.model = None  # mbi MarkovRandomField
+        self.merged: dict[str, list[int]] = {}  # attribute -> compressed code of each level
 
     # ------------------------------------------------------------------ plan
     @classmethod
@@ -113,11 +114,11 @@ class MarginalSynthesizer(BaseSynthesizer):
         cfg, train = self.config, run.train
         disc = Discretizer.for_dataset(train, cfg.bins, self.name)
         mbi = _mbi()
-        self.disc = disc
+        self.disc, self.merged = disc, {}
         rho = calibrate_rho(run.epsilon, run.delta, spent=self.ledger)  # the ledger holds ñ already
         domain = mbi.Domain(disc.names, disc.shape)
         prog = run.start(self._planned_steps(cfg, len(disc.attrs)))
-        ctx = _Context(self, mbi, domain, mbi.Dataset(disc.encode(train), domain), rho, run, prog)
+        ctx = _Context(self, mbi, domain, disc.encode(train), rho, run, prog)
         self.calibration = {"rho": rho, "bins": cfg.bins, "attributes": len(disc.attrs)}
         try:
             self._select_and_measure(ctx)
@@ -145,7 +146,7 @@ class MarginalSynthesizer(BaseSynthesizer):
         if n == 0:
             codes = {a: np.zeros(0, np.int64) for a in self.disc.names}
         else:
-            codes = _draw(self.model, n, int(rng.integers(2 ** 32)))
+            codes = expand(_draw(self.model, n, int(rng.integers(2 ** 32))), self.merged, rng)
         feats, labels = self.disc.decode(codes, n, rng, self.config.numeric_decode)
         return self.template.with_features(feats, labels)
 
@@ -163,7 +164,7 @@ class MarginalSynthesizer(BaseSynthesizer):
 
     def _state_json(self) -> dict:
         return {"width": self.n_features, "attributes": self.disc.to_list(), "cliques": self._cliques(),
-                "total": float(self.model.total)}
+                "total": float(self.model.total), "merged": self.merged}
 
     def _restore(self, tensors: dict, meta: dict) -> None:
         where = "model.json"
@@ -177,7 +178,8 @@ class MarginalSynthesizer(BaseSynthesizer):
         mbi = _mbi()
         import jax.numpy as jnp
 
-        domain = mbi.Domain(self.disc.names, self.disc.shape)
+        self.merged = _merged_from_json(meta.get("merged", {}), self.disc, where)
+        domain = mbi.Domain(self.disc.names, compressed_shape(self.disc, self.merged))
         tables = {}
         for i, cl in enumerate(cliques):
             arr = tensors.get(f"potential.{i}")
@@ -188,6 +190,91 @@ class MarginalSynthesizer(BaseSynthesizer):
         pot = mbi.CliqueVector(domain, [tuple(c) for c in cliques], tables)
         marg = mbi.marginal_oracles.message_passing_stable(pot, float(total))
         self.model = mbi.MarkovRandomField(potentials=pot, marginals=marg, total=float(total))
+
+
+def pooled(mbi, measurements: list) -> list:
+    """Repeated plain measurements of one clique → one, their inverse-variance weighted mean at
+    σ = (Σ σᵢ⁻²)^-½: the same weighted least-squares loss up to a constant, so the same estimate.
+    Why: mbi compiles one program per list of measurements (~3–8 s on a CPU), so AIM's re-measured
+    cliques and its final re-measurement would each compile again; pooled, only new cliques do.
+    Post-processing of released measurements; the ledger keeps one record per measurement."""
+    from mbi.marginal_loss import DatavectorQuery
+
+    groups: dict = {}
+    for i, m in enumerate(measurements):
+        key = m.clique if isinstance(m.query, DatavectorQuery) else i  # compressed 1-ways stay apart
+        groups.setdefault(key, []).append(m)
+    out = []
+    for ms in groups.values():
+        if len(ms) == 1:
+            out.append(ms[0])
+            continue
+        w = np.array([1.0 / float(m.stddev) ** 2 for m in ms])
+        y = sum(wi * np.asarray(m.noisy_measurement, np.float64) for wi, m in zip(w, ms)) / w.sum()
+        out.append(mbi.LinearMeasurement(y, ms[0].clique, stddev=float(1.0 / np.sqrt(w.sum()))))
+    return out
+
+
+def level_groups(y: np.ndarray, sigma: float, ordered: bool, sigmas: float = 3.0) -> np.ndarray | None:
+    """The compressed code of each level from its noisy count y (noise σ), or None to keep them all.
+
+    Unordered levels (categories, the target): those under `sigmas`·σ become one level (the MST
+    paper's rule). Ordered levels (numeric bins, integers): a level over `sigmas`·σ stays alone;
+    thinner consecutive levels join a run until the run's noisy sum reaches `sigmas`·σ·√(run
+    length) (the noise of a sum of k cells is σ√k) or a well-measured level comes, so a
+    column with few rows per level becomes a coarser histogram of neighbouring values, and an empty
+    tail (wide declared bounds) one run, instead of one bucket mixing both ends.
+    """
+    if ordered:
+        code, g, acc, k = np.zeros(y.size, np.int64), 0, 0.0, 0
+        for i, v in enumerate(y):
+            if v >= sigmas * sigma and k:  # a level measured well on its own ends the open run
+                g, acc, k = g + 1, 0.0, 0
+            code[i], acc, k = g, acc + v, k + 1
+            if acc >= sigmas * sigma * np.sqrt(k):
+                g, acc, k = g + 1, 0.0, 0
+        return None if int(code.max()) + 1 == y.size else code
+    rare = y < sigmas * sigma
+    if rare.sum() < 2:
+        return None
+    code = np.full(y.size, int((~rare).sum()), np.int64)
+    code[~rare] = np.arange(int((~rare).sum()))
+    return code
+
+
+def compressed_shape(disc: Discretizer, merged: dict[str, list[int]]) -> list[int]:
+    """Each attribute's size once merged: the number of its codes."""
+    return [max(merged[a.name]) + 1 if a.name in merged else a.size for a in disc.attrs]
+
+
+def expand(codes: dict[str, np.ndarray], merged: dict[str, list[int]], rng: np.random.Generator
+           ) -> dict[str, np.ndarray]:
+    """Compressed codes → original levels: a code of several levels becomes one of them drawn
+    uniformly (the MST paper's reverse mapping; public randomness)."""
+    out = dict(codes)
+    for name, mapping in merged.items():
+        mapping = np.asarray(mapping, np.int64)
+        order = np.argsort(mapping, kind="stable")  # levels grouped by code
+        starts = np.searchsorted(mapping[order], np.arange(int(mapping.max()) + 1))
+        sizes = np.bincount(mapping, minlength=int(mapping.max()) + 1)
+        c = np.asarray(codes[name], np.int64)
+        pick = starts[c] + np.floor(rng.random(c.size) * sizes[c]).astype(np.int64)
+        out[name] = order[pick]
+    return out
+
+
+def _merged_from_json(value, disc: Discretizer, where: str) -> dict[str, list[int]]:
+    sizes = {a.name: a.size for a in disc.attrs}
+    if not isinstance(value, dict):
+        raise RunError(f"{where}: 'merged' must map attributes to lists of codes")
+    out = {}
+    for name, codes in value.items():
+        if (name not in sizes or not isinstance(codes, list) or len(codes) != sizes[name]
+                or not all(isinstance(v, int) and not isinstance(v, bool) and 0 <= v < sizes[name] for v in codes)
+                or set(codes) != set(range(max(codes) + 1))):
+            raise RunError(f"{where}: bad merged levels of {str(name)[:40]!r}")
+        out[name] = codes
+    return out
 
 
 def _draw(model, n: int, seed: int) -> dict[str, np.ndarray]:
@@ -224,7 +311,7 @@ class _Context:
     def true_marginal(self, clique: tuple) -> np.ndarray:
         if clique not in self._true:
             shape = [self.domain[a] for a in clique]
-            idx = np.ravel_multi_index(tuple(self.data.data[a] for a in clique), shape)
+            idx = np.ravel_multi_index(tuple(self.data[a] for a in clique), shape)
             self._true[clique] = np.bincount(idx, minlength=int(np.prod(shape))).astype(np.float64)
         return self._true[clique]
 
@@ -238,6 +325,29 @@ class _Context:
             self.rho_used += 1.0 / (2.0 * sigma * sigma)
             self.measurements.append(self.mbi.LinearMeasurement(y, cl, stddev=float(sigma)))
         self.event("measure", {"marginals": float(len(self.measurements))})
+
+    def compress(self, sigmas: float = 3.0) -> None:
+        """Merge levels the noisy 1-way counts cannot tell from noise (the MST paper's compress_domain),
+        so later marginals skip cells the data hardly uses, whose noise would leak mass into them.
+        Post-processing of the measured 1-ways: free. See `level_groups` for how levels are merged."""
+        kinds = {a.name: a.kind for a in self.owner.disc.attrs}
+        mapping = {}
+        for m in self.measurements:
+            if len(m.clique) == 1:
+                a = m.clique[0]
+                code = level_groups(np.asarray(m.noisy_measurement, np.float64), float(m.stddev),
+                                    kinds[a] in ("bins", "int"), sigmas)
+                if code is not None:
+                    mapping[a] = code
+        if not mapping:
+            return
+        old = self.domain
+        self.measurements = [m.compress(mapping, old) for m in self.measurements]
+        self.domain = self.mbi.Domain(old.attributes, [int(mapping[a].max()) + 1 if a in mapping else old[a]
+                                                       for a in old.attributes])
+        self.data = {a: mapping[a][c] if a in mapping else c for a, c in self.data.items()}
+        self._true, self.model = {}, None
+        self.owner.merged = {a: [int(v) for v in c] for a, c in mapping.items()}
 
     def select(self, scores: np.ndarray, epsilon0: float, sensitivity: float, record: str) -> int:
         """Exponential mechanism: index i with probability ∝ exp(ε₀·score_i / (2Δ)); one record."""
@@ -253,7 +363,7 @@ class _Context:
         est = self.mbi.estimation.MirrorDescent()
         if not self.measurements:
             return est.estimate(self.domain, [], known_total=self.total, iters=1)
-        return est.estimate(self.domain, list(self.measurements), known_total=self.total,
+        return est.estimate(self.domain, pooled(self.mbi, self.measurements), known_total=self.total,
                             iters=max(1, int(iters)), warm_start=warm)
 
     def model_marginals(self, model, cliques: list[tuple], rows: int) -> dict[tuple, np.ndarray]:

@@ -5,7 +5,8 @@ Budget ρ (zCDP, from the run's (ε, δ): marginal_base) in thirds: the d 1-way 
 σ₁ = √(3d/(2ρ))), d − 1 exponential-mechanism edge selections (ε₀ = √(8ρ/(3(d − 1))), score: the
 L1 distance between the pair's true counts and the 1-way model's, sensitivity 1), and the d − 1
 chosen 2-way marginals (σ₂ = √(3(d − 1)/(2ρ))). Every step is a ledger record; the accountant's ε
-of the ledger is the run's ε. Not done (unlike the paper): merging rare levels before the 2-ways.
+of the ledger is the run's ε. As in the paper, levels the noisy 1-ways cannot tell from noise are
+merged before the 2-ways (`compress`; ordered columns merge neighbouring levels: marginal_base).
 """
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpcore.models.marginal_base import MarginalSynthesizer
-from dpcore.models.marginal_data import bins_field, decode_field
+from dpcore.models.marginal_data import bins_field, compress_field, decode_field
 from dpcore.models.params import (REPRODUCIBLE_NOISE_HELP, ModelConfig, count, delta_field, epsilon_field,
                                   hparam, seed_field)
 
@@ -28,6 +29,7 @@ class MSTConfig(ModelConfig):
     epsilon: float = epsilon_field(1.0, "total privacy budget ε (zCDP calibrated, RDP accountant)")
     delta: float = delta_field()
     bins: int = bins_field()
+    compress: bool = compress_field()
     iters: int = count(1000, "mirror-descent iterations of the final graphical-model estimate")
     numeric_decode: str = decode_field()
     seed: int = seed_field("seed of the public randomness (drawing rows from the fitted model); the "
@@ -55,6 +57,8 @@ class MST(MarginalSynthesizer):
         ctx.measure([(a,) for a in attrs], math.sqrt(d / (2.0 * share)), "mst: 1-way marginals")
         if d < 2:
             return
+        if self.config.compress:
+            ctx.compress()
         ctx.model = ctx.estimate(self.config.iters)
         pairs = list(itertools.combinations(attrs, 2))
         est = ctx.model_marginals(ctx.model, pairs, max(int(ctx.total), 10_000))

@@ -8,7 +8,7 @@ def test_datasets_json(capsys):
     assert main(["datasets", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     names = [d["name"] for d in out["datasets"]]
-    assert names == ["digits", "fashion-mnist", "mnist", "caravan", "credit", "two-gaussians"]
+    assert names == ["digits", "fashion-mnist", "mnist", "caravan", "credit", "cps1988", "two-gaussians"]
     for d in out["datasets"]:
         assert {"rows", "columns", "features", "kind", "labelled", "available", "hint"} <= set(d)
 

@@ -13,7 +13,8 @@ from dpcore.errors import DatasetUnavailable, InvalidParameter
 
 def test_list_datasets():
     infos = {i.name: i for i in list_datasets()}
-    assert set(infos) == {"digits", "fashion-mnist", "mnist", "caravan", "credit", "two-gaussians"}
+    assert set(infos) == {"digits", "fashion-mnist", "mnist", "caravan", "credit", "cps1988",
+                          "two-gaussians"}
     assert infos["caravan"].rows == 5822 and infos["caravan"].columns == 85
     assert infos["digits"].kind == "image" and infos["credit"].kind == "tabular"
     for i in infos.values():
@@ -21,7 +22,7 @@ def test_list_datasets():
 
 
 @pytest.mark.parametrize("missing", ["indicator", "category"])
-@pytest.mark.parametrize("name", ["caravan", "credit", "two-gaussians"])
+@pytest.mark.parametrize("name", ["caravan", "credit", "cps1988", "two-gaussians"])
 def test_tabular_round_trip(name, missing):
     ds = load_dataset(name, missing=missing)
     frame, schema = load_table(name)
@@ -43,6 +44,22 @@ def test_caravan_and_credit_facts():
     raw, _ = load_table("credit")
     assert raw.isna().any().sum() >= 3 and cred.n == len(raw)
     assert str(raw["Income"].dtype) == "Int64" and raw["Home"].dtype == "category"
+
+
+def test_cps1988_facts():
+    infos = {i.name: i for i in list_datasets()}["cps1988"]
+    ds = load_dataset("cps")  # alias
+    assert (ds.n, ds.name) == (28155, "cps1988") == (infos.rows, infos.name)
+    assert ds.n_features == infos.features == 11  # wage, education, experience, 2 + 4 + 2 one-hot
+    assert ds.label_names == ["no", "yes"] and 0.2 < 1 - ds.labels.mean() < 0.3  # smsa: both frequent
+    spec = {c.name: c for c in ds.schema.columns}
+    assert (spec["education"].lower, spec["education"].upper) == (0, 18)
+    assert spec["wage"].origin == "documented" and spec["experience"].kind == "integer"
+    assert list(ds.to_frame().columns) == ["wage", "education", "experience", "ethnicity", "smsa", "region",
+                                           "parttime"]
+    tr, te = load_split("cps1988", seed=2, test_size=0.1)
+    assert tr.n + te.n == 28155 and abs(te.n - 2816) <= 1
+    assert abs(tr.labels.mean() - te.labels.mean()) < 0.01  # stratified by smsa
 
 
 def test_digits_and_two_gaussians():

@@ -1,0 +1,154 @@
+"""Benchmark (not a test): P3GM, DP-VAE, AIM and MST on the tabular built-ins `cps1988` (28 155 × 7)
+and `credit` (4 454 × 14) at ε = 1 and 4, through the workbench's public path (registry
+`load_split`, `make_model(...).fit`, `sample`, `dpcore.evaluate`).
+
+Per cell (model, dataset, ε, seed): the accountant's ε, the mean 1-way TVD (20 bins) and 2-way TVD
+(5 bins, all pairs) of the synthetic rows against the *training* rows the model was fitted to and
+against the held-out test rows, TSTR AUC (train on synthetic, test on the real test split) of
+logistic regression and gradient boosting, how many target classes the synthetic rows contain,
+and fit time. One reference row per dataset ("real train"): the training rows themselves scored
+the same way: TVD train-vs-test is the sampling floor no synthetic set can beat against the test
+rows, and its AUCs are train-on-real. The split is the same for every cell (`--split-seed`); the
+seeds vary the models. sdmetrics is not installed (it would downgrade pandas): no column for it.
+
+    .venv/bin/python bench/tabular.py [--models p3gm,dp-vae,aim,mst] [--datasets cps1988,credit]
+        [--epsilons 1,4] [--seeds 0,1] [--aim-time 60] [--json] [--quick]
+
+`--quick`: ε = 1, seed 0, AIM max_time 10 s, 2 epochs for the neural models (a smoke run).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from dpcore.data import load_split  # noqa: E402
+from dpcore.evaluate import one_way_tvd, two_way_tvd, utility_scores  # noqa: E402
+from dpcore.models import make_model  # noqa: E402
+
+MODELS = ("p3gm", "dp-vae", "aim", "mst")
+DATASETS = ("cps1988", "credit")
+CLASSIFIERS = ("logistic_regression", "gradient_boosting")
+SDMETRICS = "sdmetrics is not installed (installing it would downgrade pandas): its scores are skipped"
+
+
+def _csv(kind, cast, choices=None):
+    def parse(text: str):
+        try:
+            vals = [cast(v) for v in text.split(",") if v.strip()]
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{kind}: expected a comma-separated list, got {text!r}") from None
+        bad = [v for v in vals if choices is not None and v not in choices]
+        if not vals or bad:
+            raise argparse.ArgumentTypeError(f"{kind}: choose from {', '.join(choices)}" if bad
+                                             else f"{kind}: empty list")
+        return vals
+    return parse
+
+
+def marginals(real, synth) -> dict:
+    one = one_way_tvd(real, synth)
+    return {"tvd_1way": float(np.mean(list(one.values()))), "tvd_2way": two_way_tvd(real, synth)[0]}
+
+
+def scores(synth, train, test, seed: int) -> dict:
+    """TVDs against train and test, TSTR AUC per classifier, classes present."""
+    out = {f"{k}_train": v for k, v in marginals(train, synth).items()}
+    out.update({f"{k}_test": v for k, v in marginals(test, synth).items()})
+    util = utility_scores(synth, test, classifiers=list(CLASSIFIERS), seed=seed)
+    out.update({f"auc_{c}": util.rows[c]["auroc"] for c in CLASSIFIERS})
+    out["classes"] = f"{len(np.unique(synth.labels))}/{test.n_classes}"
+    return out
+
+
+def params(model: str, eps: float, seed: int, aim_time: float, quick: bool) -> dict:
+    p = {"epsilon": eps, "seed": seed}
+    if model == "aim":
+        p["max_time"] = aim_time
+    if quick and model in ("p3gm", "dp-vae"):
+        p["epochs"] = 2
+    return p
+
+
+def run_cell(model, data, eps, seed, train, test, aim_time, quick) -> dict:
+    m = make_model(model, **params(model, eps, seed, aim_time, quick))
+    t0 = time.perf_counter()
+    result = m.fit(train)
+    fit_s = time.perf_counter() - t0
+    synth = m.sample(train.n, seed=seed)
+    row = {"model": model, "dataset": data, "epsilon_target": eps, "seed": seed,
+           "epsilon": float(result.epsilon), "fit_s": fit_s}
+    row.update(scores(synth, train, test, seed))
+    return row
+
+
+def floor_row(data, train, test) -> dict:
+    row = {"model": "real train", "dataset": data, "epsilon_target": None, "seed": None, "epsilon": None,
+           "fit_s": None}
+    row.update(scores(train, train, test, 0))
+    return row
+
+
+def fmt(v, nd=3):
+    if v is None:
+        return "–"
+    if isinstance(v, float):
+        return "nan" if v != v else f"{v:.{nd}f}"
+    return str(v)
+
+
+def table(rows) -> str:
+    head = ("| dataset | model | ε target | seed | ε (accountant) | 1-way TVD train | 2-way TVD train | "
+            "1-way TVD test | 2-way TVD test | AUC LR | AUC GB | classes | fit s |")
+    lines = [head, "|" + "---|" * 13]
+    for r in rows:
+        lines.append("| " + " | ".join([
+            r["dataset"], r["model"], fmt(r["epsilon_target"], 0), fmt(r["seed"]), fmt(r["epsilon"], 4),
+            fmt(r["tvd_1way_train"], 4), fmt(r["tvd_2way_train"], 4), fmt(r["tvd_1way_test"], 4),
+            fmt(r["tvd_2way_test"], 4), fmt(r["auc_logistic_regression"]), fmt(r["auc_gradient_boosting"]),
+            r["classes"], fmt(r["fit_s"], 0)]) + " |")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--models", type=_csv("--models", str, MODELS), default=list(MODELS))
+    ap.add_argument("--datasets", type=_csv("--datasets", str, DATASETS), default=list(DATASETS))
+    ap.add_argument("--epsilons", type=_csv("--epsilons", float), default=[1.0, 4.0])
+    ap.add_argument("--seeds", type=_csv("--seeds", int), default=[0, 1])
+    ap.add_argument("--split-seed", type=int, default=0)
+    ap.add_argument("--aim-time", type=float, default=60.0, help="AIM's max_time (seconds of rounds)")
+    ap.add_argument("--json", action="store_true", help="print the rows as JSON instead of a table")
+    ap.add_argument("--quick", action="store_true", help="ε = 1, seed 0, AIM 10 s, 2 epochs (smoke run)")
+    args = ap.parse_args(argv)
+    if any(not (e > 0 and np.isfinite(e)) for e in args.epsilons):
+        ap.error("--epsilons: every ε must be a positive finite number")
+    if not args.aim_time > 0:
+        ap.error("--aim-time: must be positive")
+    if args.quick:
+        args.epsilons, args.seeds, args.aim_time = [args.epsilons[0]], [args.seeds[0]], min(args.aim_time, 10.0)
+    print(SDMETRICS, file=sys.stderr)
+    rows = []
+    for data in args.datasets:
+        train, test = load_split(data, seed=args.split_seed)
+        rows.append(floor_row(data, train, test))
+        for model in args.models:
+            for eps in args.epsilons:
+                for seed in args.seeds:
+                    row = run_cell(model, data, eps, seed, train, test, args.aim_time, args.quick)
+                    rows.append(row)
+                    print(f"{data} {model} ε={eps:g} seed={seed}: 1-way {row['tvd_1way_train']:.4f} "
+                          f"2-way {row['tvd_2way_train']:.4f} (train), fit {row['fit_s']:.0f} s",
+                          file=sys.stderr, flush=True)
+    print(json.dumps(rows, indent=1) if args.json else table(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
