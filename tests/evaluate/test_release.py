@@ -152,3 +152,17 @@ def test_report_attack_curves_are_coloured_per_run_with_their_own_bound(run):
     fig = attack_figure([curves])
     roc = [t for t in fig.data if t.xaxis == "x" and t.name != "random guess"]
     assert len({t.line.color for t in roc}) == 1 and {t.line.dash for t in roc} >= {"solid", "dash", "dot"}
+
+
+def test_private_report_lists_the_synthetic_sets_warnings_escaped(table_run, monkeypatch):
+    """A class never generated or a collapsed column is said in the report, not only on the page;
+    a label from the data is text, never markup."""
+    from dpcore.evaluate import checks
+    from dpcore.report import load_bundle, run_report
+
+    monkeypatch.setattr(checks, "synthetic_warnings",
+                        lambda *a, **k: ["1 of 2 classes never appear in the synthetic data (<b>yes</b>)"])
+    text = run_report(table_run.path, kind="private", n_targets=100, bundle=load_bundle(table_run.path))
+    notes = text[text.index("<h2>Notes"):].split("<h2>")[1]
+    assert "Warning: 1 of 2 classes never appear in the synthetic data (&lt;b&gt;yes&lt;/b&gt;)" in notes
+    assert "<b>yes</b>" not in text
