@@ -9,10 +9,13 @@ logistic regression and gradient boosting, how many target classes the synthetic
 and fit time. One reference row per dataset ("real train"): the training rows themselves scored
 the same way: TVD train-vs-test is the sampling floor no synthetic set can beat against the test
 rows, and its AUCs are train-on-real. The split is the same for every cell (`--split-seed`); the
-seeds vary the models. sdmetrics is not installed (it would downgrade pandas): no column for it.
+seeds vary the models. sdmetrics is not in the workbench's environment (it pins pandas < 3): for its
+scores, `--save-synthetic DIR` writes every cell's synthetic rows, the train and test rows (decoded
+to the user's columns) and sdmetrics metadata, which `bench/sdmetrics_scores.py DIR` scores in an
+environment of its own. DIR holds real rows: a bench output, never committed (`bench/out/` is ignored).
 
     .venv/bin/python bench/tabular.py [--models p3gm,dp-vae,aim,mst] [--datasets cps1988,credit]
-        [--epsilons 1,4] [--seeds 0,1] [--aim-time 60] [--json] [--quick]
+        [--epsilons 1,4] [--seeds 0,1] [--aim-time 60] [--json] [--quick] [--save-synthetic DIR]
 
 `--quick`: ε = 1, seed 0, AIM max_time 10 s, 2 epochs for the neural models (a smoke run).
 """
@@ -35,7 +38,11 @@ from dpcore.models import make_model  # noqa: E402
 MODELS = ("p3gm", "dp-vae", "aim", "mst")
 DATASETS = ("cps1988", "credit")
 CLASSIFIERS = ("logistic_regression", "gradient_boosting")
-SDMETRICS = "sdmetrics is not installed (installing it would downgrade pandas): its scores are skipped"
+SDMETRICS = ("sdmetrics is not in this environment (it pins pandas < 3): for its scores run with "
+             "--save-synthetic DIR, then bench/sdmetrics_scores.py DIR in an environment that has it")
+# Workbench column kind -> sdmetrics sdtype (and the pandas-side representation it is told about).
+SDTYPES = {"numeric": ("numerical", "Float"), "integer": ("numerical", "Int64"),
+           "categorical": ("categorical", None), "boolean": ("boolean", None)}
 
 
 def _csv(kind, cast, choices=None):
@@ -76,12 +83,41 @@ def params(model: str, eps: float, seed: int, aim_time: float, quick: bool) -> d
     return p
 
 
-def run_cell(model, data, eps, seed, train, test, aim_time, quick) -> dict:
+def sdmetrics_metadata(schema) -> dict:
+    """sdmetrics' single-table metadata (SINGLE_TABLE_V1) from the public schema, target included."""
+    columns = {}
+    for c in schema.columns:
+        sdtype, representation = SDTYPES[c.kind]
+        columns[str(c.name)] = {"sdtype": sdtype} | ({"computer_representation": representation}
+                                                     if representation else {})
+    return {"METADATA_SPEC_VERSION": "SINGLE_TABLE_V1", "columns": columns}
+
+
+def synthetic_path(directory, data, model, eps, seed) -> str:
+    return os.path.join(directory, f"{data}-{model}-eps{eps:g}-s{seed}.csv")
+
+
+def write_csv(ds, path) -> None:
+    """Rows decoded to the user's columns, types and category names (missing values as empty cells)."""
+    ds.to_frame().to_csv(path, index=False)
+
+
+def save_reference(directory, data, train, test) -> None:
+    """`<data>-train.csv`, `<data>-test.csv` (decoded like the synthetic rows) and `metadata-<data>.json`."""
+    for split, ds in (("train", train), ("test", test)):
+        write_csv(ds, os.path.join(directory, f"{data}-{split}.csv"))
+    with open(os.path.join(directory, f"metadata-{data}.json"), "w", encoding="utf-8") as fh:
+        json.dump(sdmetrics_metadata(train.schema), fh, indent=1)
+
+
+def run_cell(model, data, eps, seed, train, test, aim_time, quick, save_dir=None) -> dict:
     m = make_model(model, **params(model, eps, seed, aim_time, quick))
     t0 = time.perf_counter()
     result = m.fit(train)
     fit_s = time.perf_counter() - t0
     synth = m.sample(train.n, seed=seed)
+    if save_dir is not None:
+        write_csv(synth, synthetic_path(save_dir, data, model, eps, seed))
     row = {"model": model, "dataset": data, "epsilon_target": eps, "seed": seed,
            "epsilon": float(result.epsilon), "fit_s": fit_s}
     row.update(scores(synth, train, test, seed))
@@ -126,22 +162,33 @@ def main(argv=None) -> int:
     ap.add_argument("--aim-time", type=float, default=60.0, help="AIM's max_time (seconds of rounds)")
     ap.add_argument("--json", action="store_true", help="print the rows as JSON instead of a table")
     ap.add_argument("--quick", action="store_true", help="ε = 1, seed 0, AIM 10 s, 2 epochs (smoke run)")
+    ap.add_argument("--save-synthetic", metavar="DIR", default=None,
+                    help="write each cell's synthetic rows, the train/test rows and sdmetrics metadata to DIR")
     args = ap.parse_args(argv)
     if any(not (e > 0 and np.isfinite(e)) for e in args.epsilons):
         ap.error("--epsilons: every ε must be a positive finite number")
     if not args.aim_time > 0:
         ap.error("--aim-time: must be positive")
+    if args.save_synthetic is not None:
+        try:
+            os.makedirs(args.save_synthetic, exist_ok=True)
+        except OSError as exc:
+            ap.error(f"--save-synthetic: cannot create directory {args.save_synthetic!r} ({exc.strerror})")
     if args.quick:
         args.epsilons, args.seeds, args.aim_time = [args.epsilons[0]], [args.seeds[0]], min(args.aim_time, 10.0)
-    print(SDMETRICS, file=sys.stderr)
+    if args.save_synthetic is None:
+        print(SDMETRICS, file=sys.stderr)
     rows = []
     for data in args.datasets:
         train, test = load_split(data, seed=args.split_seed)
         rows.append(floor_row(data, train, test))
+        if args.save_synthetic is not None:
+            save_reference(args.save_synthetic, data, train, test)
         for model in args.models:
             for eps in args.epsilons:
                 for seed in args.seeds:
-                    row = run_cell(model, data, eps, seed, train, test, args.aim_time, args.quick)
+                    row = run_cell(model, data, eps, seed, train, test, args.aim_time, args.quick,
+                                   save_dir=args.save_synthetic)
                     rows.append(row)
                     print(f"{data} {model} ε={eps:g} seed={seed}: 1-way {row['tvd_1way_train']:.4f} "
                           f"2-way {row['tvd_2way_train']:.4f} (train), fit {row['fit_s']:.0f} s",

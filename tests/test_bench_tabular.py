@@ -27,3 +27,70 @@ def test_table_rows():
     assert len(lines) == 4 and lines[0].count("|") == lines[2].count("|") == 14
     assert "| cps1988 | mst | 1 | 0 | 1.0000 | 0.0031 | 0.0172 | 0.0125 | 0.0268 | nan | 0.556 | 1/2 | 15 |" == lines[3]
     assert "| real train | – | – | – |" in lines[2]
+
+
+def _tiny():
+    """Ten rows over every column kind, a nullable integer and a non-string target."""
+    import pandas as pd
+
+    from dpcore.data import dataset_from_frame
+    from dpcore.data.schema import ColumnSpec, Schema
+
+    schema = Schema([ColumnSpec("n", "integer", 0, 10, nullable=True), ColumnSpec("x", "numeric", -1.0, 1.0),
+                     ColumnSpec("c|<b>", "categorical", categories=["a", "b"]), ColumnSpec("f", "boolean"),
+                     ColumnSpec("y", "categorical", categories=[0, 1])], target="y")
+    frame = pd.DataFrame({"n": [1, 2, None, 4, 5, 6, 7, 8, 9, 10], "x": [-0.5, 0.5] * 5,
+                          "c|<b>": ["a", "b"] * 5, "f": [True, False] * 5, "y": [0, 1, 1, 0, 1] * 2})
+    return dataset_from_frame(frame, schema=schema)
+
+
+def test_save_synthetic_files(tmp_path):
+    """--save-synthetic's files: the decoded rows with the user's columns, and sdmetrics metadata per kind."""
+    import json
+
+    import numpy as np
+    import pandas as pd
+
+    ds = _tiny()
+    train, test = ds.subset(np.arange(7)), ds.subset(np.arange(7, 10))
+    tab.save_reference(str(tmp_path), "tiny", train, test)
+    tab.write_csv(test, tab.synthetic_path(str(tmp_path), "tiny", "dp-vae", 0.5, 3))
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "metadata-tiny.json", "tiny-dp-vae-eps0.5-s3.csv", "tiny-test.csv", "tiny-train.csv"]
+    meta = json.loads((tmp_path / "metadata-tiny.json").read_text())
+    assert meta == {"METADATA_SPEC_VERSION": "SINGLE_TABLE_V1", "columns": {
+        "n": {"sdtype": "numerical", "computer_representation": "Int64"},
+        "x": {"sdtype": "numerical", "computer_representation": "Float"},
+        "c|<b>": {"sdtype": "categorical"}, "f": {"sdtype": "boolean"}, "y": {"sdtype": "categorical"}}}
+    back = pd.read_csv(tmp_path / "tiny-train.csv")
+    assert list(back.columns) == ["n", "x", "c|<b>", "f", "y"] and len(back) == 7
+    assert back["n"].isna().sum() == 1 and back["y"].tolist() == [0, 1, 1, 0, 1, 0, 1]
+    assert back["c|<b>"].tolist()[:2] == ["a", "b"] and back["f"].tolist()[:2] == [True, False]
+    assert len(pd.read_csv(tmp_path / "tiny-dp-vae-eps0.5-s3.csv")) == 3
+
+
+def test_sdmetrics_script_finds_the_cells_and_escapes(tmp_path):
+    """bench/sdmetrics_scores.py (its own env) pairs each synthetic CSV with its dataset; no sdmetrics needed here."""
+    spec = importlib.util.spec_from_file_location("sdm", Path(__file__).parents[1] / "bench" / "sdmetrics_scores.py")
+    sdm = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(sdm)
+    ds = _tiny()
+    for data in ("tiny", "tiny-x"):
+        tab.save_reference(str(tmp_path), data, ds, ds)
+    tab.write_csv(ds, tab.synthetic_path(str(tmp_path), "tiny", "dp-vae", 1.0, 0))
+    tab.write_csv(ds, tab.synthetic_path(str(tmp_path), "tiny-x", "mst", 4.0, 1))
+    got = [(d, m, e, s, Path(p).name) for d, m, e, s, p in sdm.cells(str(tmp_path))]
+    assert got == [("tiny", "real test", None, None, "tiny-test.csv"), ("tiny", "dp-vae", 1.0, 0, "tiny-dp-vae-eps1-s0.csv"),
+                   ("tiny-x", "real test", None, None, "tiny-x-test.csv"), ("tiny-x", "mst", 4.0, 1, "tiny-x-mst-eps4-s1.csv")]
+    row = {"dataset": "a|<b>", "model": "mst", "epsilon_target": 1.0, "seed": 0, "column_shapes": 0.9,
+           "pair_trends": float("nan"), "pairs_counted": 0, "pairs_total": 3, "pair_trends_all": 0.8,
+           "overall": 0.9, "overall_all": 0.85}
+    assert sdm.table([row]).splitlines()[2] == (
+        "| a\\|&lt;b&gt; | mst | 1 | 0 | 0.9000 | – | 0/3 | 0.8000 | 0.9000 | 0.8500 |")
+
+
+def test_save_synthetic_dir_that_is_a_file(tmp_path, capsys):
+    (tmp_path / "f").write_text("")
+    with pytest.raises(SystemExit) as exc:
+        tab.main(["--save-synthetic", str(tmp_path / "f")])
+    assert exc.value.code == 2 and "--save-synthetic" in capsys.readouterr().err.strip().splitlines()[-1]
