@@ -1,0 +1,88 @@
+"""The settings of P3GM and its variants (PGM, P3GM-AE), declared once per field.
+
+Why a module of their own: the fields (with their help, bounds and groups) are what the CLI, the
+Train page and the contract test read; the model's phases live in `dpcore.models.p3gm`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dpcore.models.params import (REPRODUCIBLE_NOISE_HELP, ModelConfig, count, delta_field, device_field,
+                                  epsilon_field, hparam, positive, seed_field)
+from dpcore.models.prior_decoder import NUMERIC_BINS_HELP, TABULAR_HEADS_HELP
+
+PCA_DIM = 30  # the paper's best latent size (10–100 work)
+
+
+@dataclass(frozen=True)
+class PGMConfig(ModelConfig):
+    """Hyperparameters of PGM (P3GM without noise, ε = ∞); P3GM adds the privacy knobs."""
+
+    pca_dim: int | None = count(None, "latent dimension d_p = number of (DP-)PCA components (paper: 10–100 "
+                                      "work, 30 best); None = 30, or the columns left after pca_pool when "
+                                      "fewer", group="main", auto=PCA_DIM)
+    components: int = count(1, "mixture components K of the latent prior (1 in every official run)",
+                            group="main", typical=(1, 10))
+    em_iters: int = count(20, "(DP-)EM iterations fitting the mixture prior")
+    hidden: int = count(1000, "hidden units of the encoder-variance and decoder MLPs")
+    epochs: int | None = count(None, "passes over the training rows in the (DP-)SGD phase; None = 4 for images, "
+                                     "and for tables as many as give about 1000 steps (at least 4)",
+                               group="main", typical=(1, 50), auto=4)
+    batch_size: int | None = count(None, "expected batch size (DP-SGD samples each row with probability B/N); "
+                                         "None = 300, or a quarter of the rows when 300 is not below them",
+                                   auto=300)
+    lr: float = positive(1e-3, "Adam learning rate")
+    tabular_heads: str = hparam("per-column", TABULAR_HEADS_HELP, choices=("per-column", "flat"))
+    numeric_bins: int = count(50, NUMERIC_BINS_HELP, low=0)
+    likelihood: str = hparam("gaussian", "decoder likelihood: 'gaussian' (squared error, the official code's; "
+                             "measured best on Fashion-MNIST at ε = 1) or 'bernoulli' (cross-entropy)",
+                             choices=("gaussian", "bernoulli"))
+    recon_scale: float = positive(0.7071, "standard deviation of the Gaussian likelihood (0.707: plain squared error)")
+    label_weight: float = positive(1.0, "weight of the one-hot label block in the reconstruction loss")
+    warmup_steps: int = count(300, "decoder warm-up steps on z ~ prior → inverse-PCA(z) (free post-processing; "
+                              "0 = off; skipped for tables with normalized codes, whose inverse is not in "
+                              "value space)", low=0)
+    pca_center: str = hparam("noisy", "centre for PCA: 'noisy' (a private mean, in the ledger), 'public' (0.5) "
+                             "or 'none'", choices=("noisy", "public", "none"))
+    mean_clip_norm: float | None = positive(None, "L2 clip of the rows in DP-PCA's noisy mean: None = √D, the "
+                                            "largest row norm (rows are centred, then normalised: ~3× the PCA "
+                                            "signal); 1 = the official order (normalised, then centred)")
+    pca_pool: int | None = count(None, "images: average-pool k×k pixels before (DP-)PCA; the covariance noise "
+                                 "grows with √D, so 2 halves it (Fashion-MNIST ε = 1: accuracy 0.709 → 0.738); "
+                                 "None = 2 for images of side ≥ 16, else 1; ignored for tables")
+    pca_codes: str = hparam("normalized", "encoder mean: 'normalized' (DPPCA.transform of unit-norm rows, "
+                            "radius 1) or 'raw' (projection of the raw rows, clipped to code_radius)",
+                            choices=("normalized", "raw"))
+    code_radius: float | None = positive(None, "L2 radius of the codes seen by (DP-)EM and the encoder "
+                                         "(None: 1 for 'normalized', 10 for 'raw')")
+    label_shares: str = hparam("dp-mean", "labelled data: 'dp-mean' keeps generated rows so the label shares "
+                               "match the label block of DP-PCA's noisy mean (post-processing, no privacy cost; "
+                               "needs the noisy pca_center) or 'decoder' (as decoded)",
+                               choices=("dp-mean", "decoder"))
+    seed: int = seed_field()
+    device: str = device_field()
+
+    @property
+    def radius(self) -> float:
+        """The code radius in force (DPPCA's clip norm 1 for normalized codes)."""
+        if self.code_radius is not None:
+            return float(self.code_radius)
+        return 1.0 if self.pca_codes == "normalized" else 10.0
+
+
+@dataclass(frozen=True)
+class P3GMConfig(PGMConfig):
+    """P3GM: PGM plus the total budget and its split; the noise is calibrated, never typed in."""
+
+    epsilon: float = epsilon_field(1.0, "total privacy budget ε of the run (PCA + EM + DP-SGD, RDP "
+                                        "accountant); finite (use pgm/vae for ε = ∞)")
+    delta: float = delta_field()
+    encoder_share: float = hparam(0.3, "share of the budget spent on DP-PCA + DP-EM (0.1–0.3 works best)",
+                                  low=0, high=1, low_open=True, high_open=True, group="budget")
+    max_grad_norm: float = positive(1.0, "per-example gradient clipping norm C of DP-SGD")
+    reproducible_noise: bool = hparam(False, REPRODUCIBLE_NOISE_HELP)
+
+
+@dataclass(frozen=True)
+class P3GMAEConfig(P3GMConfig):
+    """P3GM-AE: the encoder variance is fixed at 0 (z = the clipped PCA code); only the decoder learns."""
