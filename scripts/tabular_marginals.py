@@ -16,15 +16,6 @@ import json
 import time
 
 
-def _value(text: str):
-    for cast in (int, float):
-        try:
-            return cast(text)
-        except ValueError:
-            pass
-    return None if text == "None" else text
-
-
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--dataset")
@@ -42,6 +33,7 @@ def main() -> None:
     from dpcore.data.split import train_test_split
     from dpcore.evaluate.scoring import score_marginals, score_utility
     from dpcore.models import get_model
+    from dpcore.runs.sweep import coerce
 
     if args.data:
         from dpcore.data.csv import read_csv
@@ -55,7 +47,7 @@ def main() -> None:
     overrides = dict(kv.split("=", 1) for kv in args.set)
     cls = get_model(args.model)
     for seed in args.seeds:
-        kw = {k: _value(v) for k, v in overrides.items()}
+        kw = {k: coerce(args.model, k, v) for k, v in overrides.items()}  # the field's own type
         if cls.private:
             kw["epsilon"] = args.epsilon
         t0 = time.time()
