@@ -179,15 +179,11 @@ def audit_run(bundle: RunBundle, canaries: int, confidence: float = 0.95, callba
     return res.to_dict()
 
 
-def attack_figure(runs: Sequence, ledger=None, delta: float | None = None, *, log_fpr: bool = False):
-    """Attack curves of (run label, [AttackResult, …]) pairs, or of `RunCurves` that carry each run's
-    own bounds; `ledger`/`delta` add the bounds of the first run (a private run's) when it has none."""
-    from dpcore.figures import RunCurves, attack_curves_figure
+def attack_figure(runs: Sequence, *, log_fpr: bool = False):
+    """Attack curves of `RunCurves` (see `run_curves`), each run with its own bounds."""
+    from dpcore.figures import attack_curves_figure
 
-    runs = [r if isinstance(r, RunCurves) else RunCurves(*r) for r in runs]
-    if runs and not runs[0].bounds and ledger is not None:
-        runs[0] = runs[0]._replace(bounds=run_bounds(ledger, delta or 1e-5))
-    return attack_curves_figure(runs, log_fpr=log_fpr)
+    return attack_curves_figure(list(runs), log_fpr=log_fpr)
 
 
 def run_bounds(ledger, delta: float) -> list:
@@ -197,7 +193,8 @@ def run_bounds(ledger, delta: float) -> list:
     return bound_curves(ledger, delta) if ledger is not None and len(list(ledger)) else []
 
 
-def _labels(bundles) -> list[str]:
+def run_labels(bundles) -> list[str]:
+    """Short legend names of runs (model, ε, the settings that differ between them)."""
     from dpcore.figures import short_labels
 
     return short_labels([{"model": b.run.config.model, "epsilon": b.run.epsilon if b.private else math.inf,
@@ -205,7 +202,7 @@ def _labels(bundles) -> list[str]:
 
 
 def _label(bundle) -> str:
-    return _labels([bundle])[0]
+    return run_labels([bundle])[0]
 
 
 def run_curves(bundle: RunBundle, results, label: str | None = None) -> Any:
@@ -389,7 +386,7 @@ def story_report(private_dir, leaky_dir, verdict: str, *, n_targets: int = 1000,
             sections.append((f"Utility ({label})", release.utility_table(ev["utility"])))
     sections.append(("Membership inference: both runs under the private run's bounds",
                      attack_figure([run_curves(b, ev["attacks"].results, f"{side}: {lab}") for b, ev, side, lab
-                                    in zip((pb, lb), evs, ("private", "not private"), _labels((pb, lb)))])))
+                                    in zip((pb, lb), evs, ("private", "not private"), run_labels((pb, lb)))])))
     sections.append(("What ε covers", release.coverage_table(pb.private and not pb.seeded_noise)))
     intro = ("Private report: it contains evaluation against real data and attack statistics, which ε does "
              "not cover. " + verdict)

@@ -163,12 +163,10 @@ def side_numbers(res, results, epsilon: float) -> dict:
 def attack_figure(private_name: str, leaky_name: str, names: tuple, log_fpr: bool = False):
     """Both runs' attack curves, each with its own bounds (only the private run has any; cached results)."""
     from dpcore import report
-    from dpcore.figures import short_labels
     from dpcore.ui.cache import attacks, bundle, key
 
     bs = [bundle(private_name), bundle(leaky_name)]
-    labels = short_labels([{"model": b.run.config.model, "epsilon": b.run.epsilon if b.private else math.inf,
-                            "params": dict(b.run.config.params)} for b in bs])
+    labels = report.run_labels(bs)
     curves = [report.run_curves(b, attacks(*key(n), names)[0], f"{side}: {lab}")
               for b, n, side, lab in zip(bs, (private_name, leaky_name), ("private", "not private"), labels)]
     return report.attack_figure(curves, log_fpr=log_fpr)
