@@ -21,11 +21,16 @@ DEMO_TRAIN_ROWS = 20_000
 
 
 @functools.lru_cache(maxsize=1)
-def _available() -> dict[str, bool]:
-    """{built-in name: installed?} (reads only the IDX headers; cached for the process)."""
+def _builtins() -> dict:
+    """{built-in name: DatasetInfo} (reads only the IDX headers; cached for the process)."""
     from dpcore.data import list_datasets
 
-    return {d.name: d.available for d in list_datasets()}
+    return {d.name: d for d in list_datasets()}
+
+
+def _available() -> dict[str, bool]:
+    """{built-in name: installed?}"""
+    return {name: info.available for name, info in _builtins().items()}
 
 
 def default_dataset() -> str:
@@ -83,8 +88,10 @@ def default_data_choice(dataset: str | None = None) -> dict:
     """The data choice a session starts with (or a built-in just picked): its demo rows, split 0."""
     name = dataset or default_dataset()
     choice = {"dataset": name, "test_size": 0.2, "split_seed": 0, "outlier": False}
-    if name in ("fashion-mnist", "mnist"):
-        choice["n"] = DEMO_ROWS
+    info = _builtins().get(name)
+    n = demo_rows(info.rows if info is not None else None)  # the Data page's rule for its row limit
+    if n is not None:
+        choice["n"] = n
     return choice
 
 
