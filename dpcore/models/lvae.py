@@ -13,11 +13,12 @@ the one-hot label block), release z drawn from the exact posterior
     p(z | x) ∝ N(z; 0, I) · exp ℓ(x, z),   ℓ(x, z) = log p(x | μ̄(z)),   μ̄ = μ_θ ∘ proj_{R_z},
 with the decoder θ FIXED (not a function of x), proj_{R_z} the projection onto the ball of radius
 R_z(δ) (`sample`/`decode` use the same μ̄), and either likelihood:
-    Gaussian  ℓ = −‖w⊙(x − μ̄)‖²/(2s²) + c,   Bernoulli  ℓ = ⟨w⊙x, μ̄⟩ − Σ w·softplus(μ̄)  (logits).
+    Gaussian  ℓ = −‖w⊙(x − μ̄)‖²/(2s²) + c,   Bernoulli  ℓ = (⟨w⊙x, μ̄⟩ − Σ w·softplus(μ̄))/s²  (logits,
+    s = 1 unless a small target ε raises it: `certified_scale`; training always uses the config's s).
 Releasing μ̄(z) (a "re-sampled" synthetic record) is post-processing. Neighbouring: x replaced by
 any x' of the domain; applied independently to every record, replace-one for a data set.
 1. Only the x-dependent part of ℓ matters: d(z) := ℓ(x, z) − ℓ(x', z) = ⟨w⊙(x − x'), μ̄(z)⟩/s² + k,
-   k independent of z (s = 1 for Bernoulli: x·l − softplus(l) is linear in x).
+   k independent of z (Bernoulli: x·l − softplus(l) is linear in x, tempered by 1/s²).
 2. Exponential mechanism: log p(z|x)/p(z|x') = d(z) − log E_{p(·|x')}[e^{d}] ∈ [inf d − sup d,
    sup d − inf d], so the privacy loss is at most the range of d over z.
 3. μ̄(ℝ^d) = μ(B(0, R_z)) has diameter ≤ 2·L·R_z (L-Lipschitz), and Cauchy–Schwarz gives
@@ -53,6 +54,12 @@ from dpcore.models.synthesizer import FitRun
 from dpcore.models.training import train_sgd
 
 VARIANTS = ("spectral", "penalty")
+# The decoder's outputs may span at least this many data diameters (2·L·R_z ≥ MIN_SPAN·D_x). Why:
+# with s fixed, a small target ε forces L so low that every output is nearly the same row and the
+# posterior collapses (digits, s = 0.5: 9 of 10 classes lost at ε = 10, 3 at ε = 300; none at the
+# default L = 2, which spans 3.0 D_x). A broader likelihood s of the certified sampler gives the same
+# ε with that L, so the target ε raises s, not flattens the decoder (the certificate holds for any s).
+MIN_SPAN = 3.0
 DERIVATION = (
     "Exact posterior sampling z ~ p(z|x) ∝ N(0,I)·p(x|μ̄(z)) with a fixed decoder μ̄ = μ∘proj onto "
     "the ball R_z is an exponential mechanism; replacing x by x' changes log p(x|z) by "
@@ -68,7 +75,9 @@ def release_statement(claim: dict) -> str:
     """What an L-VAE run may claim, in words: ε = ∞ for every release; the certificate (if any) only
     for exact posterior re-sampling, which the workbench does not offer."""
     if claim.get("certified") and claim.get("epsilon") is not None:
-        cert = (f"The certificate ε = {claim['epsilon']:.4g} (δ = 0) holds only for exact posterior "
+        scale = claim.get("scale")
+        at = f", likelihood scale s = {scale:.3g}" if isinstance(scale, (int, float)) else ""
+        cert = (f"The certificate ε = {claim['epsilon']:.4g} (δ = 0{at}) holds only for exact posterior "
                 "re-sampling given the fixed decoder, which the workbench does not offer; its 20-step "
                 "Metropolis–Hastings re-sampling (dpcore.models.posterior) is an approximation the "
                 "certificate does not cover.")
@@ -77,6 +86,12 @@ def release_statement(claim: dict) -> str:
         cert = ("Not certified: the gradient penalty only estimates the decoder's Lipschitz constant"
                 + (f" (≈ {emp:.3g})." if isinstance(emp, (int, float)) else "."))
     return f"{RELEASES} {cert}"
+
+
+def certified_scale(epsilon: float, diameter: float, scale: float) -> float:
+    """s of the certified sampler for a target ε: the training s, or larger when that s would force
+    2·L·R_z below MIN_SPAN·D_x (ε = 2·L·R_z·D_x/s², so 2·L·R_z = ε·s²/D_x ≥ MIN_SPAN·D_x)."""
+    return max(scale, diameter * math.sqrt(MIN_SPAN / epsilon))
 
 
 @dataclass(frozen=True)
@@ -101,7 +116,8 @@ class LVAEConfig(ModelConfig):
     likelihood: str = hparam("gaussian", "decoder likelihood: 'gaussian' N(μ(z), s²I) as in the theory, or "
                                          "'bernoulli' (logits; the certificate then uses s = 1)",
                              choices=("gaussian", "bernoulli"))
-    recon_scale: float = positive(0.5, "standard deviation s of the Gaussian likelihood (ε grows as 1/s²)")
+    recon_scale: float = positive(0.5, "standard deviation s of the Gaussian likelihood in training (ε grows as "
+                                       "1/s²; a small target ε makes the certified sampler's s larger)")
     label_weight: float = positive(1.0, "weight of the one-hot label block in the likelihood")
     delta: float = delta_field("δ that sets the latent radius R_z(δ) (prior mass outside the ball)",
                                group="advanced")
@@ -143,6 +159,7 @@ class LVAE(NeuralSynthesizer):
         self.lipschitz_target = self.config.lipschitz
         self.radius = lip.latent_radius(self.config.latent_dim, self.config.delta)
         self.diameter = 0.0
+        self.mechanism_scale: float | None = None  # s of the certified sampler (≥ the training s)
         self.claim: dict | None = None
 
     # ------------------------------------------------------------------ training
@@ -162,10 +179,12 @@ class LVAE(NeuralSynthesizer):
         self.radius = lip.latent_radius(cfg.latent_dim, run.delta)
         self.diameter = lip.data_diameter(train.n_features, k, cfg.label_weight)
         target = run.epsilon
+        self.mechanism_scale = None
         if math.isfinite(target):
             if cfg.variant != "spectral":
                 raise InvalidParameter("variant 'penalty' has no certified ε: use variant='spectral' "
                                        "for a target epsilon, or no budget")
+            self.mechanism_scale = certified_scale(target, self.diameter, self._scale())
             self.lipschitz_target = lip.lipschitz_for_epsilon(target, self.radius,
                                                               self.diameter, self._scale())
         else:
@@ -212,7 +231,17 @@ class LVAE(NeuralSynthesizer):
 
     # ------------------------------------------------------------------ the claim
     def _scale(self) -> float:
+        """s of the certified sampler: the training likelihood's, or the broader one a small target ε
+        needs (`certified_scale`)."""
+        if self.mechanism_scale is not None:
+            return self.mechanism_scale
         return self.config.recon_scale if self.config.likelihood == "gaussian" else 1.0
+
+    def posterior_nll(self, out: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+        """−log p(x | z) of the certified sampler: the training likelihood tempered by (s_train/s)²
+        when a small target ε raised s (Gaussian: N(μ̄, s²I); Bernoulli: ℓ/s²)."""
+        train_scale = self.config.recon_scale if self.config.likelihood == "gaussian" else 1.0
+        return self._recon(out, x) * (train_scale / self._scale()) ** 2
 
     def _compute_claim(self) -> dict:
         cfg = self.config
@@ -296,12 +325,14 @@ class LVAE(NeuralSynthesizer):
 
     def _extra_json(self) -> dict:
         return {"lipschitz_target": self.lipschitz_target, "latent_radius": self.radius,
-                "data_diameter": self.diameter, "claim": self.claim}
+                "data_diameter": self.diameter, "mechanism_scale": self.mechanism_scale, "claim": self.claim}
 
     def _restore_extra(self, tensors: dict[str, torch.Tensor], meta: dict) -> None:
         self.lipschitz_target = float(meta["lipschitz_target"])
         self.radius = float(meta["latent_radius"])
         self.diameter = float(meta["data_diameter"])
+        scale = meta.get("mechanism_scale")
+        self.mechanism_scale = float(scale) if isinstance(scale, (int, float)) and scale > 0 else None
         self.claim = meta.get("claim")
 
     @classmethod

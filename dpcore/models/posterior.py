@@ -50,10 +50,11 @@ def posterior_resample(model, data: Dataset, *, mcmc_steps: int = 0, seed: int |
     gen = torch.Generator(device="cpu").manual_seed(0 if seed is None else int(seed))
     dec = model.latent_decoder()
     prior = {k: torch.as_tensor(v, device=dev) for k, v in model.mog.items()}
+    nll = getattr(model, "posterior_nll", model._recon)  # L-VAE: the certified sampler's likelihood
 
     def log_target(z: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
         return (mog_logpdf(z, prior["weights"], prior["means"], prior["variances"])
-                - model._recon(dec(z), x))
+                - nll(dec(z), x))
 
     outs, accepted, proposals = [], 0.0, 0
     with torch.no_grad():
