@@ -133,12 +133,20 @@ def _image_net(kind: str, d: int, shape: tuple[int, ...], n_classes: int) -> tor
                          nn.Conv2d(16, 32, 3, 2, 1), nn.ReLU(), nn.Flatten(), nn.Linear(32 * h * w, n_classes))
 
 
+MIN_ROUND_STEPS = 100  # Adam steps between two checks of the validation accuracy (at least)
+
+
 def train_image_classifier(x: np.ndarray, y: np.ndarray, n_classes: int, *, kind: str = "mlp",
                            image_shape: tuple[int, ...] | None = None, seed: int = 0, max_epochs: int = 10,
                            patience: int = 2, batch_size: int = 256, lr: float = 1e-3,
                            val_fraction: float = 0.1, device: str = "auto") -> torch.nn.Module:
     """Adam on cross-entropy; keeps the weights with the best accuracy on a held-out part of the
-    *training* (synthetic) data and stops after `patience` epochs without improvement."""
+    *training* (synthetic) data and stops after `patience` rounds without improvement.
+
+    A round is one pass, or as many passes as make `MIN_ROUND_STEPS` steps: on a small set (digits:
+    6 batches a pass) one-pass rounds stopped after ~20 Adam steps, before the net left chance on
+    noisier synthetic rows (accuracy 0.10 where a logistic regression got 0.54). Sets of 25 600 rows
+    or more keep one pass a round."""
     dev = torch.device("cuda" if device == "auto" and torch.cuda.is_available() else
                        ("cpu" if device == "auto" else device))
     g = torch.Generator().manual_seed(seed)
@@ -152,14 +160,16 @@ def train_image_classifier(x: np.ndarray, y: np.ndarray, n_classes: int, *, kind
     net = _image_net(kind, x.shape[1], image_shape or (), n_classes).to(dev)
     opt = torch.optim.Adam(net.parameters(), lr=lr)
     best, best_state, bad = -1.0, None, 0
+    passes = max(1, -(-MIN_ROUND_STEPS // max(1, -(-len(tr) // batch_size))))
     for _ in range(max_epochs):
         net.train()
-        order = tr[torch.randperm(len(tr), generator=g).to(dev)]
-        for i in range(0, len(order), batch_size):
-            idx = order[i:i + batch_size]
-            opt.zero_grad(set_to_none=True)
-            torch.nn.functional.cross_entropy(net(X[idx]), Y[idx]).backward()
-            opt.step()
+        for _ in range(passes):
+            order = tr[torch.randperm(len(tr), generator=g).to(dev)]
+            for i in range(0, len(order), batch_size):
+                idx = order[i:i + batch_size]
+                opt.zero_grad(set_to_none=True)
+                torch.nn.functional.cross_entropy(net(X[idx]), Y[idx]).backward()
+                opt.step()
         if n_val == 0:
             continue
         acc = float((_predict(net, X[val]).argmax(1) == Y[val].cpu().numpy()).mean())
