@@ -41,7 +41,7 @@ def measure(dataset: str | None, seed: int, root: str) -> dict:
         out["ok"] = False
         return out
     sides = {}
-    for role, run in zip(ROLES, job.handle.runs):
+    for role, run in zip(ROLES, job.runs):
         s = side_numbers(load_evaluation(run.path), run.epsilon)
         sides[role] = s
         au = s["audit"] or {}

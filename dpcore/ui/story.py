@@ -210,7 +210,7 @@ def verdict(private: dict, nonprivate: dict) -> str:
             if p_audit and n_audit else
             f"The attacks tell the non-private run's training rows apart better ({what} {nl:.2f} vs {pl:.2f}).")
     return (f"Privacy costs some utility: the private model (ε = {eps:.3g}) keeps {_pct(pu, ref)} of the real "
-            f"data's usefulness, the same model without noise (ε = ∞) {_pct(nu, ref)}. It buys protection: {buys}")
+            f"data's usefulness; the same model without noise (ε = ∞) keeps {_pct(nu, ref)}. It buys protection: {buys}")
 
 
 # ----------------------------------------------------------------------------- the page's pieces

@@ -1,9 +1,11 @@
-"""The Story's one background job: train the pair (the app's runner, `start_training`), then score
-each side (utility, the attack ladder, the canary audit) and save the numbers with the runs.
+"""The Story's one background job: train the pair (the app's runner, `start_training`) and score
+each side (utility, the attack ladder, the canary audit), saving the numbers with the runs.
 
 Why one job per process: the app starts it on its first start, so a presenter who opens the Story
 page finds it done or running; a click or a new tab joins the running job instead of starting a
 second pair on the same two cores. A later start finds the pair by its key and trains nothing.
+Why the two sides run side by side: P3GM's per-example gradients keep less than one core busy, so
+PGM trains and is scored on the other core meanwhile (the job ends with the private side).
 No Streamlit here: the page polls `progress()`.
 """
 from __future__ import annotations
@@ -14,11 +16,48 @@ import time
 
 from dpcore.ui.story import ROLES, SIDE, saved_pair, score_side, story_configs, story_key
 
-# The share of the job's time each stage takes (Fashion-MNIST's 20 000 demo rows, two cores): the
-# private training's per-example gradients cost about twice the non-private one.
-STAGES = (("train", "private", 0.40), ("train", "nonprivate", 0.18),
-          ("score", "private", 0.22), ("score", "nonprivate", 0.20))
 MODEL_NAMES = {"private": "P3GM", "nonprivate": "PGM"}
+TRAIN_SHARE = 0.65  # of a side's time: training (the rest: utility, attacks, canary audit)
+SCORE_STEPS = 4  # score_side's progress messages
+
+
+class _Side:
+    """One side of the job: its training handle, then its scoring."""
+
+    def __init__(self, role: str):
+        self.role, self.handle, self.run = role, None, None
+        self.stage, self.detail, self.steps = "waiting", "", 0
+        self.started, self.ended = None, None
+        self.seconds: dict[str, float] = {}
+
+    def fraction(self) -> float:
+        if self.stage == "done":
+            return 1.0
+        if self.stage == "score":
+            return TRAIN_SHARE + (1 - TRAIN_SHARE) * min(self.steps, SCORE_STEPS) / (SCORE_STEPS + 1)
+        h = self.handle
+        cur = h.current if h is not None else None
+        last = h.latest if h is not None else None
+        if cur is None or not last or last.get("run") != cur.target_name:
+            return 0.0
+        return TRAIN_SHARE * last["step"] / max(1, last["total_steps"])
+
+    def seconds_left(self) -> float | None:
+        f = self.fraction()
+        if f >= 1.0:
+            return 0.0
+        if self.started is None or f < 0.03:
+            return None
+        return (time.time() - self.started) * (1 - f) / f
+
+    def text(self) -> str:
+        name = f"{SIDE[self.role]} ({MODEL_NAMES[self.role]})"
+        if self.stage == "train":
+            last = self.handle.latest if self.handle is not None else None
+            return f"{name}: training" + (f", {last['phase']}" if last and last.get("phase") else "")
+        if self.stage == "score":
+            return f"{name}: {self.detail or 'scoring'}"
+        return f"{name}: {self.stage}"
 
 
 class StoryJob:
@@ -30,10 +69,8 @@ class StoryJob:
         self.configs, self.root, self.choice = configs, str(root), choice
         self.key = story_key(configs) if configs else None
         self.status, self.error, self.pair = "pending", None, None
-        self.handle = None
-        self.stage, self.detail = 0, ""
+        self.sides = {role: _Side(role) for role in ROLES}
         self.started = time.time()
-        self.seconds: dict[str, dict[str, float]] = {role: {} for role in ROLES}  # {role: {train, score}}
         self._thread = threading.Thread(target=self._main, name="dpcore-story", daemon=True)
 
     def start(self) -> "StoryJob":
@@ -47,9 +84,16 @@ class StoryJob:
         self._thread.join(timeout)
         return not self._thread.is_alive()
 
-    def _main(self) -> None:
-        from dpcore.runs import start_training
+    @property
+    def runs(self) -> list:
+        """The pair's runs, [private, nonprivate] (once trained)."""
+        return [self.sides[r].run for r in ROLES if self.sides[r].run is not None]
 
+    @property
+    def seconds(self) -> dict[str, dict[str, float]]:
+        return {r: dict(self.sides[r].seconds) for r in ROLES}
+
+    def _main(self) -> None:
         self.status = "running"
         try:
             if self.configs is None:
@@ -58,67 +102,76 @@ class StoryJob:
                 if saved_pair(_summaries(self.root), self.key):  # trained by an earlier start
                     self.status = "done"
                     return
-            self.handle = start_training(self.configs, self.root)
-            self.handle.join()
-            if self.handle.status != "done":
-                self.status, self.error = self.handle.status, self.handle.error
+            errors: list[str] = []
+            workers = [threading.Thread(target=self._side, args=(self.sides[role], cfg, errors), daemon=True,
+                                        name=f"dpcore-story-{role}") for role, cfg in zip(ROLES, self.configs)]
+            for w in workers:
+                w.start()
+            for w in workers:
+                w.join()
+            if errors:
+                self.status, self.error = "failed", errors[0]
                 return
-            runs = self.handle.runs
-            for role, run in zip(ROLES, runs):
-                self.seconds[role]["train"] = float(run.status().get("seconds") or 0.0)
-            for i, (role, run) in enumerate(zip(ROLES, runs)):
-                self.stage, t0 = 2 + i, time.perf_counter()
-                score_side(run, role, self.key, progress=self._say)
-                self.seconds[role]["score"] = time.perf_counter() - t0
-            self.pair = tuple(r.name for r in runs)
+            self.pair = tuple(r.name for r in self.runs)
             self.status = "done"
         except Exception as exc:  # noqa: BLE001 - shown on the page as one line
-            from dpcore.errors import DPCoreError
+            self.status, self.error = "failed", _one_line(exc)
 
-            self.status = "failed"
-            self.error = str(exc) if isinstance(exc, DPCoreError) else f"{type(exc).__name__}: {' '.join(str(exc).split())}"
+    def _side(self, side: _Side, config, errors: list) -> None:
+        """Train one side with the app's runner, then score it (utility, attacks, canary audit)."""
+        from dpcore.runs import start_training
 
-    def _say(self, text: str) -> None:
-        self.detail = text
+        try:
+            side.started, side.stage = time.time(), "train"
+            side.handle = start_training(config, self.root)
+            side.handle.join()
+            if side.handle.status != "done":
+                errors.append(f"the {SIDE[side.role]} run {side.handle.status}: {side.handle.error}")
+                side.stage = side.handle.status
+                return
+            side.run = side.handle.runs[-1]
+            side.seconds["train"] = time.time() - side.started
+            side.stage, t0 = "score", time.time()
+
+            def say(text: str) -> None:
+                side.detail, side.steps = text, side.steps + 1
+
+            score_side(side.run, side.role, self.key, progress=say)
+            side.seconds["score"] = time.time() - t0
+            side.stage = "done"
+        except Exception as exc:  # noqa: BLE001 - reported by the job
+            side.stage = "failed"
+            errors.append(_one_line(exc))
 
     # ------------------------------------------------------------------ what the page shows
-    def _stage(self) -> int:
-        """Index into STAGES of what runs now."""
-        if self.stage >= 2 or self.handle is None:
-            return self.stage
-        return min(1, len(self.handle.runs))
-
     def fraction(self) -> float:
-        """Share of the job done, from the stage weights and the training's global step."""
+        """Share of the job done: the slower side's share (the sides run side by side)."""
         if self.status == "done":
             return 1.0
-        stage, within, h = self._stage(), 0.0, self.handle
-        cur = h.current if h is not None else None
-        if stage < 2 and cur is not None and (last := h.latest) and last.get("run") == cur.target_name:
-            within = last["step"] / max(1, last["total_steps"])
-        return min(0.99, sum(w for _, _, w in STAGES[:stage]) + STAGES[stage][2] * within)
+        return min(0.99, min(s.fraction() for s in self.sides.values()))
 
     def seconds_left(self) -> float | None:
-        """Time left from the time spent so far and the share done (None until there is a share)."""
-        f = self.fraction()
-        if f < 0.03:
-            return None
-        return max(0.0, (time.time() - self.started) * (1 - f) / f)
+        """Time left: the longest of the sides' own estimates (None until both have one)."""
+        lefts = [s.seconds_left() for s in self.sides.values()]
+        return None if any(v is None for v in lefts) else max(lefts)
 
     def progress(self) -> tuple[str, float]:
-        """(text, fraction): what runs now, and about how long is left."""
+        """(text, fraction): what each side does now, and about how long is left."""
         f = self.fraction()
         if not self.is_alive():
-            return (f"Story ready ({time.time() - self.started:.0f} s)" if self.status == "done"
-                    else f"Story {self.status}"), f
-        kind, role, _ = STAGES[self._stage()]
-        what = (f"Training the {SIDE[role]} run ({MODEL_NAMES[role]})" if kind == "train"
-                else f"Scoring the {SIDE[role]} run: {self.detail or 'starting'}")
-        if kind == "train" and self.handle is not None and (last := self.handle.latest):
-            what += f" · {last.get('phase')}"
+            done = self.status == "done"
+            return (f"Story ready ({time.time() - self.started:.0f} s)" if done else f"Story {self.status}"), f
         left = self.seconds_left()
         eta = "estimating the time left" if left is None else f"about {_duration(left)} left"
-        return f"{what} · {eta}", f
+        if self.status == "running" and all(s.stage == "waiting" for s in self.sides.values()):
+            return f"Loading the data · {eta}", f
+        return " · ".join([s.text() for s in self.sides.values()] + [eta]), f
+
+
+def _one_line(exc: BaseException) -> str:
+    from dpcore.errors import DPCoreError
+
+    return str(exc) if isinstance(exc, DPCoreError) else f"{type(exc).__name__}: {' '.join(str(exc).split())}"
 
 
 def _duration(seconds: float) -> str:
@@ -128,6 +181,7 @@ def _duration(seconds: float) -> str:
 
 _LOCK = threading.Lock()
 _JOB: StoryJob | None = None
+_AUTOSTARTED = False
 
 
 def current_job() -> StoryJob | None:
@@ -167,9 +221,6 @@ def _summaries(root) -> list:
     from dpcore.runs.store import list_runs
 
     return list_runs(root)
-
-
-_AUTOSTARTED = False
 
 
 def autostart_enabled() -> bool:

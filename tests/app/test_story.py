@@ -87,7 +87,7 @@ def digits_story(tmp_path_factory):
         seen.append(job.progress())
     assert job.status == "done", job.error
     sides = {role: story.side_numbers(load_evaluation(run.path), run.epsilon)
-             for role, run in zip(story.ROLES, job.handle.runs)}
+             for role, run in zip(story.ROLES, job.runs)}
     return job, sides, seen
 
 
@@ -109,7 +109,7 @@ def test_story_job_reports_progress_with_time_left_and_is_reused(digits_story, t
 
     job, _, seen = digits_story
     texts = [t for t, _ in seen]
-    assert any("Training the private run (P3GM)" in t for t in texts)
+    assert any("private (P3GM): training" in t and "non-private (PGM): " in t for t in texts)
     assert any(t.endswith(" left") and "about" in t for t in texts), texts[-3:]
     fracs = [f for _, f in seen]
     assert fracs == sorted(fracs) or max(abs(a - b) for a, b in zip(fracs, sorted(fracs))) < 0.05
@@ -118,7 +118,7 @@ def test_story_job_reports_progress_with_time_left_and_is_reused(digits_story, t
 
     again = story_job.StoryJob(None, job.root, default_data_choice("digits")).start()
     t0 = time.time()
-    assert again.join(60) and again.status == "done" and again.handle is None  # found, not retrained
+    assert again.join(60) and again.status == "done" and again.runs == []  # found, not retrained
     assert time.time() - t0 < 30
 
 
@@ -139,3 +139,53 @@ def test_one_story_job_at_a_time(monkeypatch, tmp_path):
     b = story_job.start_story([], tmp_path)  # a second click or tab joins
     assert a is b and len(started) == 1
     a.join()
+
+
+def test_story_page_trains_the_pair_in_one_job_and_shows_it(runs_dir, monkeypatch):
+    """The page's flow with tiny settings: one click starts the job (a second joins it), the page
+    shows progress and no stale box, then both sides' numbers, the verdict (or what the pair shows
+    instead), what each attacker sees, a compact legend and the export."""
+    import json
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    from dpcore.figures.attacks import LEGEND_CHARS
+    from dpcore.runs import RunConfig
+    from dpcore.ui import story_job
+
+    tiny = {"epochs": 1, "hidden": 32, "warmup_steps": 10, "pca_dim": 10, "batch_size": 200, "seed": 0}
+
+    def configs(data, n, seed=0):
+        return [RunConfig(model="p3gm", params={**tiny, "epsilon": 5.0}, data=dict(data)),
+                RunConfig(model="pgm", params=tiny, data=dict(data))]
+
+    monkeypatch.setattr(story, "story_configs", configs)
+    monkeypatch.setattr(story, "AUDIT_ROWS", 300)
+    monkeypatch.setattr(story_job, "_JOB", None)
+    at = AppTest.from_file(str(Path(__file__).parents[2] / "app.py"), default_timeout=180)
+    at.query_params["dataset"] = "digits"
+    at.run()
+    at.switch_page("app_pages/story.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("Train the Story" in i.value for i in at.info)
+    at.button(key="story.train").click().run()
+    job = story_job.current_job()
+    assert job is not None and story_job.start_story(None, runs_dir) is job  # a second click joins
+    assert not [i for i in at.info if "Train the Story" in i.value]  # no stale box under the bar
+    assert job.join(300) and job.status == "done", job.error
+    at.run()
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert (at.selectbox(key="story.private").value, at.selectbox(key="story.leaky").value) == job.pair
+    shown = " ".join(str(m.value) for m in at.metric)
+    assert "nan" not in shown.lower() and "None" not in shown and "ε ≥" in shown
+    assert (at.success or at.warning) and "what each attacker sees" in " ".join(m.value for m in at.markdown).lower()
+    figs = [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+    mia = next(f for f in figs if "Membership inference" in json.dumps(f["layout"].get("title")))
+    names = [t["name"] for t in mia["data"] if t.get("showlegend", True)]
+    assert any(n.startswith("non-private · loss · AUC ") for n in names)
+    assert all(len(n) < LEGEND_CHARS for n in names), max(names, key=len)
+    at.button(key="story.export").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert "PRIVATE" in at.session_state["story.report"][2]
