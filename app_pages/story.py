@@ -1,6 +1,7 @@
 """Story: one model with and without privacy on the same rows — what privacy costs, what it buys."""
 from __future__ import annotations
 
+import plotly.graph_objects as go
 import streamlit as st
 
 from dpcore import ui
@@ -75,8 +76,9 @@ for col, name, role in ((cols[0], p_name, "private"), (cols[1], n_name, "nonpriv
                      divider="gray")
         st.caption(md(s.name))
         figs = ui.samples(*ui.key(name))
-        if figs:
-            st.plotly_chart(figs["synthetic"], key=f"story.samples.{name}")
+        if figs:  # small enough that samples, numbers and the verdict share one 900-pixel screen
+            grid = go.Figure(figs["synthetic"]).update_layout(height=300, margin=dict(l=0, r=0, t=30, b=0))
+            st.plotly_chart(grid, key=f"story.samples.{name}")
         ev = load_evaluation(s.path)
         results = story.saved_results(ev)
         if not results or not ev.get("utility"):  # not a Story run: score it here (cached, saved)
@@ -95,8 +97,7 @@ for col, name, role in ((cols[0], p_name, "private"), (cols[1], n_name, "nonpriv
                  help=f"{nums['best'] or '—'}: 0.5 = the attacker cannot tell training rows from others; 1 = always")
         au = nums["audit"]
         if au:
-            c.metric("canary audit", f"ε ≥ {au['epsilon_lower_bound']:.2f}",
-                     delta=f"its ε = {ui.fmt_eps(s.epsilon)}", delta_color="off",
+            c.metric(f"canary audit (its ε = {ui.fmt_eps(s.epsilon)})", f"ε ≥ {au['epsilon_lower_bound']:.2f}",
                      help=f"{story.audit_text(nums)}. {au['canaries']} canaries (random rows), each planted on "
                           f"a secret coin flip; the algorithm retrained on {au.get('rows', 0):,} of the training "
                           f"rows plus them; canary AUC {au['auc']:.2f} (0.5 = chance). A lower bound on ε at "

@@ -185,12 +185,13 @@ def _pct(u, r) -> str:
 
 
 def audit_text(side: dict) -> str:
-    """"12 of the 13 canaries ranked first were trained on (audit: ε ≥ 0.71)", or "" without an audit."""
+    """"12 of the 13 canaries it ranks first were trained on (its audit proves ε ≥ 0.71)", or ""."""
     au = side.get("audit")
     if not au or au.get("top_in") is None:
         return ""
     lb = _finite(au.get("epsilon_lower_bound")) or 0.0
-    return f"{au['top_in']} of the {au['k']} canaries ranked first were trained on (audit: ε ≥ {lb:.2f})"
+    return (f"{au['top_in']} of the {au['k']} planted canaries the attack ranks first were trained on "
+            f"(half would be chance; the audit proves ε ≥ {lb:.2f})")
 
 
 def verdict(private: dict, nonprivate: dict) -> str:
@@ -206,7 +207,7 @@ def verdict(private: dict, nonprivate: dict) -> str:
                 f"{pu:.2f} private (ε = {eps:.3g}) vs {nu:.2f} non-private; {what} {pl:.2f} vs {nl:.2f} "
                 "(0.5 = chance). Try another ε, more rows or more epochs.")
     p_audit, n_audit = audit_text(private), audit_text(nonprivate)
-    buys = (f"Without privacy {n_audit}; with privacy {p_audit}, within its ε = {eps:.3g}."
+    buys = (f"without privacy, {n_audit}; with privacy, {p_audit}, within its ε = {eps:.3g}."
             if p_audit and n_audit else
             f"The attacks tell the non-private run's training rows apart better ({what} {nl:.2f} vs {pl:.2f}).")
     return (f"Privacy costs some utility: the private model (ε = {eps:.3g}) keeps {_pct(pu, ref)} of the real "

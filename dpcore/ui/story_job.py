@@ -17,7 +17,7 @@ import time
 from dpcore.ui.story import ROLES, SIDE, saved_pair, score_side, story_configs, story_key
 
 MODEL_NAMES = {"private": "P3GM", "nonprivate": "PGM"}
-TRAIN_SHARE = 0.65  # of a side's time: training (the rest: utility, attacks, canary audit)
+TRAIN_SHARE = 0.55  # of a side's CPU time: training (the rest: utility, attacks, canary audit; measured)
 SCORE_STEPS = 4  # score_side's progress messages
 
 
@@ -27,7 +27,7 @@ class _Side:
     def __init__(self, role: str):
         self.role, self.handle, self.run = role, None, None
         self.stage, self.detail, self.steps = "waiting", "", 0
-        self.started, self.ended = None, None
+        self.started, self.first = None, None  # first: (time, share) of the first step seen
         self.seconds: dict[str, float] = {}
 
     def fraction(self) -> float:
@@ -43,12 +43,16 @@ class _Side:
         return TRAIN_SHARE * last["step"] / max(1, last["total_steps"])
 
     def seconds_left(self) -> float | None:
-        f = self.fraction()
+        """From the pace since the first training step (loading the data and PCA are not steps)."""
+        f, now = self.fraction(), time.time()
         if f >= 1.0:
             return 0.0
-        if self.started is None or f < 0.03:
+        if self.first is None:
+            if f > 0:
+                self.first = (now, f)
             return None
-        return (time.time() - self.started) * (1 - f) / f
+        t0, f0 = self.first
+        return None if f - f0 < 0.02 else (now - t0) * (1 - f) / (f - f0)
 
     def text(self) -> str:
         name = f"{SIDE[self.role]} ({MODEL_NAMES[self.role]})"

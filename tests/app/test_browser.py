@@ -218,7 +218,9 @@ def test_story_is_ready_when_opened(first_start, shots):
         _no_exception(page)
         page.screenshot(path=str(shots / "story_progress.png"))
         _goto(page, "Runs")
-        assert page.get_by_text(re.compile(r"^Story job: ")).count() == 1
+        bars = page.locator("[data-testid='stProgress']")
+        bars.first.wait_for(timeout=60_000)
+        assert bars.first.inner_text().replace("\u2060", "").startswith("Story job: ") and bars.count() == 1
         _goto(page, "Story")
         _wait_text(page, r"Privacy costs some utility|This pair does not show the lesson", timeout=1_800_000)
         _clean(page)
@@ -232,6 +234,9 @@ def test_story_is_ready_when_opened(first_start, shots):
         assert heads["pgm"]["utility"] >= heads["p3gm"]["utility"], heads  # the run folders agree
         shares = [int(x) for x in re.findall(r"keeps (\d+) %", verdict)]
         assert shares == [round(100 * heads[m]["utility"] / heads[m]["reference"]) for m in ("p3gm", "pgm")], verdict
+        page.evaluate("""() => [...document.querySelectorAll('.js-plotly-plot')].find(gd =>
+            gd.layout.title.text.includes('Membership')).scrollIntoView({block: 'center'})""")
+        page.screenshot(path=str(shots / "story_attacks.png"))
         page.locator("[data-testid='stAlertContentSuccess']").first.scroll_into_view_if_needed()
         page.screenshot(path=str(shots / "story.png"))
 
