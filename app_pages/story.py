@@ -97,11 +97,15 @@ for col, name, role in ((cols[0], p_name, "private"), (cols[1], n_name, "nonpriv
                  help=f"{nums['best'] or '—'}: 0.5 = the attacker cannot tell training rows from others; 1 = always")
         au = nums["audit"]
         if au:
-            c.metric(f"canary audit (its ε = {ui.fmt_eps(s.epsilon)})", f"ε ≥ {au['epsilon_lower_bound']:.2f}",
+            c.metric("canary audit", f"ε ≥ {au['epsilon_lower_bound']:.2f}",
                      help=f"{story.audit_text(nums)}. {au['canaries']} canaries (random rows), each planted on "
                           f"a secret coin flip; the algorithm retrained on {au.get('rows', 0):,} of the training "
                           f"rows plus them; canary AUC {au['auc']:.2f} (0.5 = chance). A lower bound on ε at "
                           f"{au['confidence']:.0%} confidence.")
+            lb = au["epsilon_lower_bound"]
+            st.caption(md(f"The canary audit proves ε ≥ {lb:.2f}; the accountant's ε = {ui.fmt_eps(s.epsilon)}"
+                          + (": no promise to keep." if role == "nonprivate" else
+                             (": within it." if lb <= s.epsilon else ": ABOVE it — a bug."))))
         else:
             c.metric("canary audit", "—", help="Not run for this run (the Story job runs it)")
         for w in ui.synthetic_warnings(*ui.key(name)):
@@ -124,8 +128,8 @@ if len(sides) == 2:
                "other rows it wrongly names (false positive rate) — the closer to the diagonal (guessing), the "
                "safer. Right: the same as type-II vs type-I error (higher is safer). The dashed curve in the "
                "private run's colour is the most its ε allows; the dotted GDP curve is an approximation, not a "
-               "bound. The canary audit above is the sharper test: it plants rows the model can only know by "
-               "memorising them.")
+               "bound. The \"canaries\" curves: the canary audit's planted rows, trained on or not — the sharper test, since a "
+               "model can only know them by memorising them.")
     if st.button("Story report (private, HTML)", icon=":material/description:", key="story.export",
                  help="Both runs, their scores and the attacks: not covered by ε, for the data owner only"):
         with ui.guard():

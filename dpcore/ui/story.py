@@ -184,12 +184,15 @@ def _pct(u, r) -> str:
     return f"{100 * u / r:.0f} %" if u is not None and r else "an unknown share"
 
 
-def audit_text(side: dict) -> str:
-    """"12 of the 13 canaries it ranks first were trained on (its audit proves ε ≥ 0.71)", or ""."""
+def audit_text(side: dict, long: bool = True) -> str:
+    """"49 of the 64 planted canaries the attack ranks first were trained on (half would be chance;
+    the audit proves ε ≥ 0.71)" (`long`), or "33 of 64 (the audit proves ε ≥ 0.03)"; "" without one."""
     au = side.get("audit")
     if not au or au.get("top_in") is None:
         return ""
     lb = _finite(au.get("epsilon_lower_bound")) or 0.0
+    if not long:
+        return f"{au['top_in']} of {au['k']} (the audit proves ε ≥ {lb:.2f})"
     return (f"{au['top_in']} of the {au['k']} planted canaries the attack ranks first were trained on "
             f"(half would be chance; the audit proves ε ≥ {lb:.2f})")
 
@@ -206,7 +209,7 @@ def verdict(private: dict, nonprivate: dict) -> str:
         return ("This pair does not show the lesson: " + "; ".join(problems) + ". What it shows: utility "
                 f"{pu:.2f} private (ε = {eps:.3g}) vs {nu:.2f} non-private; {what} {pl:.2f} vs {nl:.2f} "
                 "(0.5 = chance). Try another ε, more rows or more epochs.")
-    p_audit, n_audit = audit_text(private), audit_text(nonprivate)
+    p_audit, n_audit = audit_text(private, long=False), audit_text(nonprivate)
     buys = (f"without privacy, {n_audit}; with privacy, {p_audit}, within its ε = {eps:.3g}."
             if p_audit and n_audit else
             f"The attacks tell the non-private run's training rows apart better ({what} {nl:.2f} vs {pl:.2f}).")
@@ -248,6 +251,10 @@ def saved_results(evaluation: dict) -> list:
         if c and _finite(a.get("auc")) is not None:
             fpr, tpr = np.asarray(c["fpr"], float), np.asarray(c["tpr"], float)
             out.append(SimpleNamespace(name=str(a["name"]), auc=float(a["auc"]), alpha=fpr, beta=1 - tpr))
+    au = (evaluation.get("story") or {}).get("audit") or {}
+    if out and isinstance(au.get("roc"), dict) and _finite(au.get("auc")) is not None:
+        fpr, tpr = np.asarray(au["roc"]["fpr"], float), np.asarray(au["roc"]["tpr"], float)
+        out.append(SimpleNamespace(name="canaries", auc=float(au["auc"]), alpha=fpr, beta=1 - tpr))
     return out
 
 
