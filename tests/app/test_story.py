@@ -189,3 +189,43 @@ def test_story_page_trains_the_pair_in_one_job_and_shows_it(runs_dir, monkeypatc
     at.button(key="story.export").click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert "PRIVATE" in at.session_state["story.report"][2]
+
+
+def test_runs_page_draws_pgm_as_the_top_of_p3gm_curve_and_says_when_it_is_not(digits_story, monkeypatch):
+    import html
+    import json
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    from dpcore.report import load_evaluation, save_evaluation
+
+    job, sides, _ = digits_story
+    monkeypatch.setenv("DPCORE_RUNS_DIR", job.root)
+
+    def curve():
+        at = AppTest.from_file(str(Path(__file__).parents[2] / "app.py"), default_timeout=120)
+        at.query_params["dataset"] = "digits"
+        at.run()
+        at.switch_page("app_pages/runs.py").run()
+        assert not at.exception, [e.value for e in at.exception]
+        figs = [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+        fig = next(f for f in figs if "Privacy–utility trade-off" in json.dumps(f["layout"].get("title"),
+                                                                                 ensure_ascii=False))
+        return at, fig
+
+    at, fig = curve()
+    inf = next(t for t in fig["data"] if t.get("name", "").endswith("(ε = ∞)"))
+    assert inf["name"].startswith("p3gm") and inf["y"] == [sides["nonprivate"]["utility"]]  # PGM ends P3GM's line
+    assert not [w for w in at.warning if "not the top" in w.value]
+    pgm = job.runs[1].path
+    saved = load_evaluation(pgm)["utility"]
+    low = json.loads(json.dumps(saved))
+    low["mean"]["accuracy"] = 0.01  # as if the noiseless model had scored below the private one
+    save_evaluation(pgm, utility=low)
+    try:
+        at, _ = curve()
+        said = [html.unescape(w.value).replace("\u2060", "") for w in at.warning]
+        assert any("not the top of its curve: p3gm epochs10: ε = ∞ scores 0.01, below ε = 10" in w for w in said), said
+    finally:
+        save_evaluation(pgm, utility=saved)
