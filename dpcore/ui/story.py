@@ -22,7 +22,7 @@ ROLES = ("private", "nonprivate")
 SIDE = {"private": "private", "nonprivate": "non-private"}  # what the page and the legend call a side
 USEFUL_SHARE = 0.6  # the private run "is useful" at this share of the real reference
 AUDIT_ROWS = 2_000  # training rows the canary audit retrains each side's algorithm on (plus the canaries)
-CANARIES = 256
+CANARIES = 512
 
 
 def _finite(v) -> float | None:

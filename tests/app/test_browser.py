@@ -201,6 +201,7 @@ LEGEND_NAMES = """() => [...document.querySelectorAll('.js-plotly-plot')].filter
     .map(t => t.name))"""
 
 
+@pytest.mark.timeout(1800)  # the whole default Story: ~2 min on two quiet cores, 10+ with load ≈ 18
 def test_story_is_ready_when_opened(first_start, shots):
     """A presenter starts the app and opens the Story page: the first start already trains the pair
     in the background (one job, also shown on Runs); the page shows its progress with the time left
