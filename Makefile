@@ -35,7 +35,7 @@ test: lint
 	$(PY) -m pytest -q
 
 notebooks: install
-	$(PY) -m jupyter lab notebooks/ --ServerApp.ip=127.0.0.1
+	$(PY) -m jupyter lab notebooks/ --ServerApp.ip=127.0.0.1 --allow-root  # root in containers: jupyter refuses without it
 
 bench: install
 	$(PY) bench/dpsgd.py

@@ -25,6 +25,9 @@ page = st.navigation(PAGES)
 
 from dpcore import ui  # noqa: E402  (light: no torch at import time)
 from dpcore.text import md  # noqa: E402
+from dpcore.ui.story_job import autostart  # noqa: E402
+
+autostart(ui.runs_root())  # first start: the Story trains in the background (once per process)
 
 with ui.guard():  # a reload keeps the dataset and model: ?dataset=…&model=… (checked, else a note)
     ui.read_url()

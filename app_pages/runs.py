@@ -15,6 +15,11 @@ st.caption("Every training run is kept on disk with its settings, losses, privac
            "Scores appear once a run has been evaluated (on Compare / Privacy, or with **Score all**).")
 
 
+from dpcore.ui.story_job import current_job  # noqa: E402
+
+if (story_job := current_job()) is not None and story_job.is_alive():  # the Story's one job, while it runs
+    text, frac = story_job.progress()
+    st.progress(frac, text=md(f"Story job: {text}"))
 summaries = ui.list_runs()
 if not summaries:
     st.info("No runs yet. Train one on the **Train** page.", icon=":material/info:")
@@ -209,8 +214,14 @@ if rows:
     metric = pts[0]["metric"]
     st.plotly_chart(privacy_utility_figure(pts), key="runs.curve")
     st.caption(f"Utility = mean {metric} of classifiers trained on synthetic rows, tested on real ones. "
-               "One line per model and settings (mean over seeds, band: their range); diamonds at ∞: "
-               "non-private runs; dotted: classifiers trained on the real rows.")
+               "One line per model family and settings (mean over seeds, band: their range); diamonds at ∞: "
+               "the family's model without noise (PGM for P3GM, VAE for DP-VAE), the top of its curve; "
+               "dotted: classifiers trained on the real rows.")
+    from dpcore.figures import curve_checks
+
+    if off := curve_checks(pts):
+        st.warning(md("Not the usual trade-off — the model without noise is not the top of its curve: "
+                      + "; ".join(off) + "."), icon=":material/report:")
 else:
     st.caption("The privacy–utility curve appears once runs have utility scores.")
 

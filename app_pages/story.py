@@ -1,109 +1,141 @@
-"""Story: one private and one non-private run side by side, and what they show in one sentence."""
+"""Story: one model with and without privacy on the same rows — what privacy costs, what it buys."""
 from __future__ import annotations
 
+import plotly.graph_objects as go
 import streamlit as st
 
 from dpcore import ui
+from dpcore.report import load_evaluation
 from dpcore.text import md
-from dpcore.ui import story
+from dpcore.ui import story, story_job
 
 st.title("Story")
-st.caption("Privacy in one screen: a private model (P3GM) and a model trained without privacy that memorises "
-           "its rows, on the same data. Compare what they generate, how useful it is, and what a "
-           "membership attacker learns about the training rows.")
+st.caption("Privacy in one screen: the same model trained on the same rows twice — with privacy (P3GM) and "
+           "without (PGM: P3GM's pipeline with no noise, ε = ∞). Compare what they generate, how useful it "
+           "is, and what each gives away about its training rows.")
 
-# ------------------------------------------------------------------ train the pair
+# ------------------------------------------------------------------ the Story's job (one per app)
 choice = ui.data_choice()
 train, _ = ui.load_data(choice)
-eps = story.default_epsilon(train.n)
-handle = st.session_state.get("story.handle")
-busy = handle is not None and handle.is_alive()
-st.button(f"Train the story pair on {ui.data_label()}", type="primary", icon=":material/play_arrow:",
-          key="story.train", disabled=busy, on_click=story.start_pair, args=(choice, train.n),
-          help=f"P3GM at ε = {eps:g} (this dataset's default) and the `overfit` VAE (ε = ∞), one after the other")
-if err := st.session_state.pop("story.error", None):
-    st.error(md(err), icon=":material/error:")
-st.caption(md(f"Private: P3GM at ε = {eps:g}, the default for {train.n:,} training rows (small data needs "
-              "a larger ε). Not private: a VAE trained to memorise its rows."))
+configs = story.story_configs(story_job.data_fields(choice), train.n)
+eps = configs[0].params["epsilon"]
+job = story_job.current_job()
+busy = job is not None and job.is_alive()
+runs = ui.model_runs()
+pair = story.saved_pair(runs, story.story_key(configs))
+label = "Train the Story again" if pair else "Train the Story"
+st.button(f"{label} on {ui.data_label()}", type="primary" if not pair else "secondary",
+          icon=":material/play_arrow:", key="story.train", disabled=busy, on_click=story_job.start_story,
+          args=(configs, ui.runs_root()),
+          help=f"P3GM at ε = {eps:g} and PGM (ε = ∞) with the same settings, then their scores, the attacks "
+               "and a canary audit of each — one job; a second click or tab joins it")
+st.caption(md(f"Private: P3GM at ε = {eps:g}, the default for {train.n:,} training rows (small data needs a "
+              "larger ε). Not private: PGM, the same pipeline and settings without noise."))
 
 
 @st.fragment(run_every=ui.POLL_SECONDS if busy else None)
 def progress() -> None:
-    h = st.session_state.get("story.handle")
-    if h is None:
+    j = story_job.current_job()
+    if j is None or (not j.is_alive() and j.status == "done" and st.session_state.get("story.seen") is j):
         return
-    text, frac = story.progress_text(h)
+    text, frac = j.progress()
     st.progress(frac, text=md(text))
-    if h.status == "failed":
-        st.error(f"Training stopped: {md(h.error)}", icon=":material/error:")
-    if not h.is_alive() and not st.session_state.get("story.announced"):
-        st.session_state["story.announced"] = True
+    if j.status == "failed":
+        st.error(f"The Story stopped: {md(j.error)}", icon=":material/error:")
+    if not j.is_alive() and st.session_state.get("story.seen") is not j:
+        st.session_state["story.seen"] = j
         st.rerun(scope="app")
 
 
 progress()
+if busy and pair is None:
+    st.stop()  # nothing to show until the job has scored its pair
 
 # ------------------------------------------------------------------ the pair
-runs = ui.model_runs()
 private_runs = [s for s in runs if story.is_private(s)]
-leaky_runs = [s for s in runs if not story.is_private(s)]
-if not private_runs or not leaky_runs:
-    st.info("Train the pair above (or any private and any non-private run) to see the story.",
+open_runs = [s for s in runs if not story.is_private(s)]
+if not private_runs or not open_runs:
+    st.info("Train the Story above (or any private and any non-private run) to see what privacy costs and buys.",
             icon=":material/info:")
     st.stop()
-p_default, l_default = story.story_names(runs, st.session_state.get("story.pair"))
+p_default, n_default = story.story_names(runs, pair)
 c1, c2 = st.columns(2)
 with c1:
     p_name = ui.run_picker("Private run", private_runs, "story.private", default=p_default)
 with c2:
-    l_name = ui.run_picker("Non-private run", leaky_runs, "story.leaky", default=l_default)
+    n_name = ui.run_picker("Non-private run", open_runs, "story.leaky", default=n_default)
 
 from dpcore.evaluate.attacks import DEFAULT  # noqa: E402
 
-sides = {}
+sides, drawn = {}, []
 cols = st.columns(2)
-for col, name, title in ((cols[0], p_name, "Private"), (cols[1], l_name, "Not private")):
+for col, name, role in ((cols[0], p_name, "private"), (cols[1], n_name, "nonprivate")):
     with col, ui.guard():
         s = next(r for r in runs if r.name == name)
-        st.subheader(f"{title} · ε = {ui.fmt_eps(s.epsilon)}", divider="gray")
-        st.caption(md(f"{s.model} on {s.dataset}"))
+        st.subheader(f"{story.SIDE[role].capitalize()} · {s.model.upper()} · ε = {ui.fmt_eps(s.epsilon)}",
+                     divider="gray")
+        st.caption(md(s.name))
         figs = ui.samples(*ui.key(name))
-        if figs:
-            st.plotly_chart(figs["synthetic"], key=f"story.samples.{name}")
-        res, _ = ui.utility(*ui.key(name))
-        results, _, _ = ui.attacks(*ui.key(name), DEFAULT)
-        sides[title] = story.side_numbers(res, results, s.epsilon)
-        a, b = st.columns(2)
-        if res is not None:
-            badge = story.utility_badge(res)
-            a.metric(badge["label"], badge["value"], delta=badge["delta"], delta_color="normal",
-                     help=f"Against {badge['reference_label']} = {badge['reference']}")
-        auc = sides[title]["auc"]
-        b.metric("best attack AUC", "—" if auc is None else f"{auc:.2f}",
-                 help="0.5: the attacker cannot tell training rows from others; 1: it always can")
+        if figs:  # small enough that samples, numbers and the verdict share one 900-pixel screen
+            grid = go.Figure(figs["synthetic"]).update_layout(height=300, margin=dict(l=0, r=0, t=30, b=0))
+            st.plotly_chart(grid, key=f"story.samples.{name}")
+        ev = load_evaluation(s.path)
+        results = story.saved_results(ev)
+        if not results or not ev.get("utility"):  # not a Story run: score it here (cached, saved)
+            ui.utility(*ui.key(name))
+            results = ui.attacks(*ui.key(name), DEFAULT)[0]
+            ev = load_evaluation(s.path)
+        sides[role] = nums = story.side_numbers(ev, s.epsilon)
+        drawn.append((story.SIDE[role], ui.bundle(name), results))
+        a, b, c = st.columns(3)
+        u, ref = nums["utility"], nums["reference"]
+        a.metric(f"utility ({nums['metric'] or 'score'})", "—" if u is None else f"{u:.2f}",
+                 delta=None if u is None or ref is None else f"{u - ref:+.2f} vs real", delta_color="off",
+                 help="Classifiers trained on synthetic rows, tested on real ones; trained on the real rows: "
+                      + ("—" if ref is None else f"{ref:.2f}"))
+        b.metric("best attack AUC", "—" if nums["auc"] is None else f"{nums['auc']:.2f}",
+                 help=f"{nums['best'] or '—'}: 0.5 = the attacker cannot tell training rows from others; 1 = always")
+        au = nums["audit"]
+        if au:
+            c.metric("canary audit", f"ε ≥ {au['epsilon_lower_bound']:.2f}",
+                     help=f"{story.audit_text(nums)}. {au['canaries']} canaries (random rows), each planted on "
+                          f"a secret coin flip; the algorithm retrained on {au.get('rows', 0):,} of the training "
+                          f"rows plus them; canary AUC {au['auc']:.2f} (0.5 = chance). A lower bound on ε at "
+                          f"{au['confidence']:.0%} confidence.")
+            lb = au["epsilon_lower_bound"]
+            st.caption(md(f"The canary audit proves ε ≥ {lb:.2f}; the accountant's ε = {ui.fmt_eps(s.epsilon)}"
+                          + (": no promise to keep." if role == "nonprivate" else
+                             (": within it." if lb <= s.epsilon else ": ABOVE it — a bug."))))
+        else:
+            c.metric("canary audit", "—", help="Not run for this run (the Story job runs it)")
         for w in ui.synthetic_warnings(*ui.key(name)):
             st.warning(md(w), icon=":material/warning:")
 
 if len(sides) == 2:
-    sentence = story.verdict(sides["Private"], sides["Not private"])
-    st.success(md(sentence), icon=":material/campaign:")
+    sentence = story.verdict(sides["private"], sides["nonprivate"])
+    if story.story_checks(sides["private"], sides["nonprivate"]):
+        st.warning(md(sentence), icon=":material/report:")
+    else:
+        st.success(md(sentence), icon=":material/campaign:")
+    st.markdown("**What each attacker sees**")
+    st.dataframe(story.attack_table(sides), hide_index=True, width="stretch")
     log_fpr = st.toggle("Log-scaled false positive rate", key="story.log_fpr",
                         help="Zoom into the low false-positive region (0.1 %…100 %) where an attacker names "
                              "members with almost no false alarms.")
     with ui.guard():
-        st.plotly_chart(story.attack_figure(p_name, l_name, DEFAULT, log_fpr), key="story.attacks")
+        st.plotly_chart(story.attack_figure(drawn, log_fpr), key="story.attacks")
     st.caption("Left: the share of training rows an attacker names (true positive rate) against the share of "
-               "other rows it wrongly names (false positive rate) — the closer to the diagonal "
-               "(guessing), the safer. Right: the same as type-II vs type-I error (higher is safer). The "
-               "dashed curve in the private run's colour is what its ε allows at most; the dotted GDP curve "
-               "is an approximation, not a bound. An AUC below 0.5 is chance with noise: the attacker "
-               "learns nothing.")
+               "other rows it wrongly names (false positive rate) — the closer to the diagonal (guessing), the "
+               "safer. Right: the same as type-II vs type-I error (higher is safer). The dashed curve in the "
+               "private run's colour is the most its ε allows; the dotted GDP curve is an approximation, not a "
+               "bound. The \"canaries\" curves: the canary audit's planted rows, trained on or not — the sharper test, since a "
+               "model can only know them by memorising them.")
     if st.button("Story report (private, HTML)", icon=":material/description:", key="story.export",
                  help="Both runs, their scores and the attacks: not covered by ε, for the data owner only"):
         with ui.guard():
-            st.session_state["story.report"] = (p_name, l_name, story.report_html(p_name, l_name, sentence))
+            st.session_state["story.report"] = (p_name, n_name, story.report_html(p_name, n_name, sentence))
     rep = st.session_state.get("story.report")
-    if rep and rep[:2] == (p_name, l_name):
+    if rep and rep[:2] == (p_name, n_name):
         st.download_button("Download the story report (HTML)", rep[2].encode(), file_name=f"story-{p_name}.html",
                            mime="text/html", icon=":material/download:", key="story.download", on_click="ignore")
         st.caption("Private: contains attack statistics and scores against real data. Do not share.")

@@ -179,11 +179,12 @@ def audit_run(bundle: RunBundle, canaries: int, confidence: float = 0.95, callba
     return res.to_dict()
 
 
-def attack_figure(runs: Sequence, *, log_fpr: bool = False):
-    """Attack curves of `RunCurves` (see `run_curves`), each run with its own bounds."""
+def attack_figure(runs: Sequence, *, log_fpr: bool = False, compact: bool = False):
+    """Attack curves of `RunCurves` (see `run_curves`), each run with its own bounds (`compact`:
+    legend entries "side · attack · AUC" under 40 characters)."""
     from dpcore.figures import attack_curves_figure
 
-    return attack_curves_figure(list(runs), log_fpr=log_fpr)
+    return attack_curves_figure(list(runs), log_fpr=log_fpr, compact=compact)
 
 
 def run_bounds(ledger, delta: float) -> list:

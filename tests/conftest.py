@@ -2,6 +2,7 @@
 import os
 
 os.environ.setdefault("DPCORE_SMALL", "1")
+os.environ.setdefault("DPCORE_STORY_AUTOSTART", "0")  # the app tests would each train the Story pair
 
 import torch  # noqa: E402
 

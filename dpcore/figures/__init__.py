@@ -15,6 +15,6 @@ _EXPORTS = {
     "privacy": ["budget_share_figure", "composition_figure", "pld_figure"],
     "sweeps": ["heatmap_figure", "pareto_figure"],
     "training": ["loss_curves_figure", "phase_label"],
-    "utility": ["privacy_utility_figure", "utility_table_figure"],
+    "utility": ["curve_checks", "family", "privacy_utility_figure", "utility_table_figure"],
 }
 __getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS, globals())

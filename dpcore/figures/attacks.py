@@ -15,6 +15,7 @@ NOT_COVERED = "not covered by ε — data owner only"
 
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf")
 LOW_FPR = 1e-3  # left end of the log-scaled false-positive axis
+LEGEND_CHARS = 40  # a compact legend entry: "non-private · monte-carlo · AUC 0.51"
 
 
 class RunCurves(NamedTuple):
@@ -49,12 +50,34 @@ def _views(fig, go, name, a, b, *, color, dash, width, group, hover, showlegend=
                   row=1, col=2)
 
 
-def attack_curves_figure(runs: Sequence, bounds=(), *, log_fpr: bool = False):
+def short_bound(label: str) -> str:
+    """A bound curve's legend name in a few words (its full label stays in the hover text)."""
+    from dpcore.evaluate.bounds import APPROXIMATION
+
+    text = str(label)
+    if APPROXIMATION in text:
+        return "GDP approx. (not a bound)"
+    if text.startswith("(ε="):
+        return "(ε, δ)-DP bound"
+    return text if len(text) <= 20 else text[:19] + "…"
+
+
+def legend_name(side: str, attack: str, auc: float) -> str:
+    """"side · attack · AUC 0.51", at most LEGEND_CHARS characters (the side is cut first)."""
+    tail = f" · {attack} · AUC {auc:.2f}"
+    room = max(4, LEGEND_CHARS - len(tail))
+    side = side if len(side) <= room else side[:room - 1] + "…"
+    return html.escape(side + tail)
+
+
+def attack_curves_figure(runs: Sequence, bounds=(), *, log_fpr: bool = False, compact: bool = False):
     """Two square panels in [0, 1]: the ROC view (true vs false positive rate; `log_fpr` zooms into
     the low-FPR region 1e-3…1 where a real attacker operates) and the trade-off view (type-II vs
     type-I error). runs: `RunCurves` (or (label, [AttackResult, …]) pairs); each run has one colour,
     its attacks in shades of it, its own bound curves dashed and the GDP approximation dotted in the
-    same colour. `bounds`: extra (label, α, β) curves drawn grey (no run of their own)."""
+    same colour. `bounds`: extra (label, α, β) curves drawn grey (no run of their own). `compact`:
+    legend entries "side · attack · AUC" and short bound names, each under LEGEND_CHARS characters
+    (run labels are then short side names; the full names stay in the hover text)."""
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
 
@@ -72,16 +95,25 @@ def attack_curves_figure(runs: Sequence, bounds=(), *, log_fpr: bool = False):
         color = PALETTE[i % len(PALETTE)]
         extra += [(i, color, lbl, a, b) for lbl, a, b in run.bounds]
         for j, r in enumerate(run.results):
-            name = f"{html.escape(str(run.label))}: {html.escape(r.name)} (AUC {r.auc:.3f})" if len(runs) > 1 \
-                else f"{html.escape(r.name)} (AUC {r.auc:.3f})"
+            if compact:
+                name = legend_name(str(run.label), r.name, r.auc)
+            elif len(runs) > 1:
+                name = f"{html.escape(str(run.label))}: {html.escape(r.name)} (AUC {r.auc:.3f})"
+            else:
+                name = f"{html.escape(r.name)} (AUC {r.auc:.3f})"
             _views(fig, go, name, r.alpha, r.beta, color=_shade(color, j), dash="solid", width=2.5,
                    group=f"run{i}", hover=html.escape(str(run.hover or run.label)), shape="hv", log_fpr=log_fpr)
     for i, color, lbl, a, b in extra:
         approx = APPROXIMATION in str(lbl)
-        who = "" if i is None or len(runs) < 2 else f"{html.escape(str(runs[i].label))}: "
-        _views(fig, go, who + html.escape(str(lbl)), a, b, color=color, dash="dot" if approx else "dash",
-               width=1.5 if approx else 2, group="bounds" if i is None else f"run{i}",
-               hover="" if i is None else html.escape(str(runs[i].hover or runs[i].label)), log_fpr=log_fpr)
+        if compact:
+            name = html.escape(("" if i is None else f"{runs[i].label} · ") + short_bound(lbl))
+            hover = html.escape(f"{runs[i].hover or runs[i].label}: {lbl}" if i is not None else str(lbl))
+        else:
+            who = "" if i is None or len(runs) < 2 else f"{html.escape(str(runs[i].label))}: "
+            name = who + html.escape(str(lbl))
+            hover = "" if i is None else html.escape(str(runs[i].hover or runs[i].label))
+        _views(fig, go, name, a, b, color=color, dash="dot" if approx else "dash",
+               width=1.5 if approx else 2, group="bounds" if i is None else f"run{i}", hover=hover, log_fpr=log_fpr)
     _square_axes(fig, log_fpr)
     fig.update_layout(title=f"Membership inference attacks ({NOT_COVERED})", height=520,
                       margin=dict(l=60, r=20, t=80, b=60),

@@ -58,6 +58,42 @@ def _score(v) -> float | None:
     return f if math.isfinite(f) else None
 
 
+# A non-private model is the ε = ∞ end of its private family's curve (the same pipeline without noise).
+FAMILY = {"pgm": "p3gm", "vae": "dp-vae"}
+
+
+def family(model: str) -> str:
+    """The curve a model's runs belong to: a non-private model's private counterpart, else itself."""
+    return FAMILY.get(model, model)
+
+
+def _series_points(rows: Iterable[dict], metric: str) -> dict[str, dict[float, list[float]]]:
+    """{series: {ε: [scores]}} of the plottable rows (a score and a numeric ε, ∞ included)."""
+    out: dict[str, dict[float, list[float]]] = {}
+    for r in rows:
+        y, eps = _score(r.get(metric)), r.get("epsilon")
+        if y is None or not isinstance(eps, (int, float)) or math.isnan(eps):
+            continue
+        out.setdefault(str(r.get("series") or r.get("model")), {}).setdefault(float(eps), []).append(y)
+    return out
+
+
+def curve_checks(rows: Iterable[dict], metric: str = "utility") -> list[str]:
+    """Each curve whose ε = ∞ point is not its top, in words ([] when every ∞ point is): the
+    noiseless model should be the best of its family; when it is not, the curve says something
+    else (too few epochs without noise, a lucky seed) and the page says so instead of the lesson."""
+    out = []
+    for series, by_eps in sorted(_series_points(rows, metric).items()):
+        finite = {e: float(np.mean(v)) for e, v in by_eps.items() if math.isfinite(e)}
+        if math.inf not in by_eps or not finite:
+            continue
+        top = float(np.mean(by_eps[math.inf]))
+        e_best = max(finite, key=finite.get)
+        if top < finite[e_best]:
+            out.append(f"{series}: ε = ∞ scores {top:.2f}, below ε = {e_best:g} ({finite[e_best]:.2f})")
+    return out
+
+
 LOG_TICKS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 1, 2, 3, 5, 10, 20, 30, 50, 100, 200, 500, 1000)
 
 
@@ -108,6 +144,10 @@ def privacy_utility_figure(rows: Iterable[dict], metric: str = "utility"):
                                      legendgroup=name))
         if math.inf in by_eps:
             ys = by_eps[math.inf]
+            if xs:  # the ∞ point ends the family's curve: a dashed step from its largest finite ε
+                fig.add_trace(go.Scatter(x=[xs[-1], inf_x], y=[mean[-1], float(np.mean(ys))], mode="lines",
+                                         line={"color": color, "dash": "dash"}, hoverinfo="skip",
+                                         showlegend=False, legendgroup=name))
             fig.add_trace(go.Scatter(x=[inf_x] * len(ys), y=ys, mode="markers", name=f"{name} (ε = ∞)",
                                      marker={"color": color, "symbol": "diamond", "size": 10}, legendgroup=name,
                                      hovertemplate="ε = ∞<br>%{y:.3f}<extra></extra>"))

@@ -84,6 +84,7 @@ def headline_missing(path) -> bool:
 
 def utility_points() -> list[dict]:
     """(model, dataset, ε, utility) of every scored run: the privacy–utility curve's points."""
+    from dpcore.figures.utility import family
     from dpcore.report import headline, load_evaluation
     from dpcore.ui.tables import run_data, settings_label
 
@@ -93,6 +94,6 @@ def utility_points() -> list[dict]:
         if h["utility"] is not None and not math.isnan(s.epsilon):
             label = settings_label(s.model, s.params or {}, run_data(s.path))
             out.append({"run": s.name, "model": s.model, "dataset": s.dataset, "epsilon": s.epsilon,
-                        "series": f"{s.model} {label}".strip(),
+                        "series": f"{family(s.model)} {label}".strip(),  # PGM: P3GM's ε = ∞ end
                         "utility": h["utility"], "metric": h["utility_metric"], "reference": h["reference"]})
     return out

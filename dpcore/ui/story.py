@@ -1,16 +1,28 @@
-"""The Story page's logic: a private and a non-private run side by side, and the sentence that says
-what they show. Also the utility badge Compare and Story share (never a "nan" with a green arrow).
+"""The Story page's logic: one model family trained with and without privacy on the same rows, what
+each gives away, and the sentence that says what the pair shows (or what it shows instead).
 
-Why: a lecturer needs one screen where "privacy costs a little utility and stops the attack" is
-visible without reading a table; the numbers come from the runs' cached evaluations.
+Why this pair: a comparison that teaches DP holds everything fixed but the privacy. P3GM at the
+size's default ε and PGM (P3GM's pipeline without noise: exact PCA, plain EM, plain SGD; ε = ∞) on
+the same rows with the same settings. Without noise the model is the better generator, and it
+memorises: planted canaries (the canary audit, Steinke et al. 2023) that it trained on are ranked
+above those it did not, while the private model's ranking stays at chance and its audit's ε lower
+bound within its ε. No Streamlit at import (the bench script and the tests import it).
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 
-from dpcore.ui.defaults import budget_note, default_epsilon, leaky_epochs, size_defaults  # noqa: F401 (re-exported)
+from dpcore.ui.defaults import budget_note, default_epsilon, size_defaults  # noqa: F401 (re-exported)
 
 MISSING = "—"
+PRIVATE_MODEL, NONPRIVATE_MODEL = "p3gm", "pgm"
+ROLES = ("private", "nonprivate")
+SIDE = {"private": "private", "nonprivate": "non-private"}  # what the page and the legend call a side
+USEFUL_SHARE = 0.6  # the private run "is useful" at this share of the real reference
+AUDIT_ROWS = 2_000  # training rows the canary audit retrains each side's algorithm on (plus the canaries)
+CANARIES = 512
 
 
 def _finite(v) -> float | None:
@@ -32,151 +44,234 @@ def utility_badge(res) -> dict:
             "delta": None if value is None or ref is None else f"{value - ref:+.3f}"}
 
 
-# ----------------------------------------------------------------------------- the pair's defaults
-PRIVATE_MODEL = "p3gm"
-LEAKY_MODEL, LEAKY_PRESET = "vae", "overfit"
-LEAK_AUC = 0.65  # the non-private run "visibly leaks" from here
-USEFUL_SHARE = 0.6  # the private run "is useful" at this share of the real reference
-LEAKY_ROWS = 2_000  # rows the overfit VAE trains on (200 epochs of batches of 32)
-
-
+# ----------------------------------------------------------------------------- the pair
 def story_configs(data: dict, n: int, seed: int = 0) -> list:
-    """The two runs of the story on `data` (`n` training rows): P3GM at the size's default ε and
-    epochs, and the `overfit` VAE."""
-    from dpcore.models.presets import preset
+    """[private, nonprivate] on `data` (`n` training rows): P3GM at the size's default ε and epochs,
+    and PGM with the same settings and seed (everything but the noise is the same)."""
     from dpcore.runs import RunConfig
     from dpcore.ui.forms import default_delta
 
     sized = size_defaults(n)
-    leaky = preset(LEAKY_MODEL, LEAKY_PRESET)
-    params = {"epsilon": sized["epsilon"], "delta": default_delta(n), "seed": seed}
-    if sized["epochs"] is not None:
-        params["epochs"] = sized["epochs"]
-    private = RunConfig(model=PRIVATE_MODEL, params=params, data=dict(data))
-    # the same data (split and all) for both, so the attacks target the same kind of rows
-    # memorising needs many passes over few rows: at most LEAKY_ROWS rows, so it trains in minutes
-    small = {"n": LEAKY_ROWS} if n > LEAKY_ROWS and "dataset" in data else {}
-    passes = {"epochs": leaky_epochs(n)} if leaky_epochs(n) else {}
-    nonprivate = RunConfig(model=LEAKY_MODEL, params={**leaky["params"], **passes, "seed": seed},
-                           data={**data, **leaky["data"], **small})
-    return [private, nonprivate]
+    shared = {"seed": seed} | ({"epochs": sized["epochs"]} if sized["epochs"] is not None else {})
+    private = RunConfig(model=PRIVATE_MODEL, data=dict(data),
+                        params={**shared, "epsilon": sized["epsilon"], "delta": default_delta(n)})
+    return [private, RunConfig(model=NONPRIVATE_MODEL, params=shared, data=dict(data))]
+
+
+def story_key(configs) -> str:
+    """A short digest of the pair's configs: runs saved with it are this pair (reused on a later start)."""
+    text = json.dumps([{k: v for k, v in c.to_dict().items() if k != "name"} for c in configs], sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def is_private(summary) -> bool:
     return math.isfinite(summary.epsilon) and not summary.seeded_noise
 
 
+def saved_pair(summaries, key: str) -> tuple[str, str] | None:
+    """The newest finished, scored (private, nonprivate) runs saved under `key` (None when missing)."""
+    from dpcore.report import load_evaluation
+
+    found: dict[str, str] = {}
+    for s in summaries:  # newest first
+        tag = (load_evaluation(s.path).get("story") or {})
+        if s.status == "done" and tag.get("key") == key and tag.get("role") in ROLES:
+            found.setdefault(tag["role"], s.name)
+    return (found["private"], found["nonprivate"]) if len(found) == 2 else None
+
+
 def story_names(summaries, trained: tuple | None = None) -> tuple[str | None, str | None]:
-    """The pair the page opens on: the pair just trained here, else the newest private and
-    non-private finished runs."""
+    """The pair the page opens on: the Story's pair, else the newest private and non-private runs."""
     names = {s.name for s in summaries}
     if trained and all(n in names for n in trained):
         return trained[0], trained[1]
     priv = next((s.name for s in summaries if is_private(s)), None)
-    leaky = next((s.name for s in summaries if not is_private(s)), None)
-    return priv, leaky
+    nonpriv = next((s.name for s in summaries if not is_private(s)), None)
+    return priv, nonpriv
 
 
-# ----------------------------------------------------------------------------- the sentence
-def side(utility: float | None, reference: float | None, auc: float | None, epsilon: float) -> dict:
-    """One run's story numbers, with whether it is useful and whether it leaks."""
-    useful = None if utility is None or not reference else utility >= USEFUL_SHARE * reference
-    leaks = None if auc is None else auc >= LEAK_AUC
-    return {"utility": utility, "reference": reference, "auc": auc, "epsilon": epsilon,
-            "useful": useful, "leaks": leaks}
+# ----------------------------------------------------------------------------- scoring one side
+def audit(model: str, params: dict, train, seed: int = 0, rows: int = AUDIT_ROWS, canaries: int = CANARIES,
+          callback=None) -> dict:
+    """The canary audit of a side's training algorithm (its model and settings) retrained on `rows`
+    of its training rows plus `canaries` planted canaries, each included on a secret coin flip."""
+    import numpy as np
+
+    from dpcore.evaluate.attacks.canary import canary_audit
+
+    idx = np.sort(np.random.default_rng(seed).choice(train.n, min(rows, train.n), replace=False))
+    res = canary_audit(model, dict(params), train.subset(idx), canaries, callback=callback)
+    return {**res.to_dict(), "rows": int(len(idx))}
+
+
+def curves(results) -> dict:
+    """{attack: {"fpr", "tpr"}} rounded to 4 digits: what the page draws without re-running attacks."""
+    import numpy as np
+
+    return {r.name: {"fpr": np.round(r.fpr, 4).tolist(), "tpr": np.round(r.tpr, 4).tolist()} for r in results}
+
+
+def score_side(run, role: str, key: str, progress=None) -> dict:
+    """Utility, the attack ladder and the canary audit of one side, saved to its evaluation.json
+    (with the Story's tag, so a later start reuses it). `progress(text)` hears each step."""
+    from dpcore import report
+    from dpcore.evaluate.attacks import DEFAULT
+
+    say = progress or (lambda text: None)
+    say("loading the model")
+    b = report.load_bundle(run.path)
+    say("utility: classifiers trained on synthetic rows, tested on real ones")
+    res, _ = report.utility(b)
+    say("attacks on the training rows")
+    scores = report.attacks(b, list(DEFAULT))
+    say("canary audit (retrains on planted canaries)")
+    au = audit(b.run.config.model, b.run.config.params, b.train, seed=b.run.config.seed)
+    tag = {"role": role, "key": key, "audit": au, "curves": curves(scores.results)}
+    return report.save_evaluation(run.path, utility=None if res is None else res.to_dict(),
+                                  attacks=scores.summary(), story=tag)
+
+
+# ----------------------------------------------------------------------------- the numbers and the sentence
+def side_numbers(evaluation: dict, epsilon: float) -> dict:
+    """One side's story numbers from its saved evaluation: utility and reference, each attack (what
+    it sees, AUC, ε lower bound), the best one, the canary audit (None when not run)."""
+    from dpcore.report import headline
+
+    h = headline(evaluation)
+    attacks = [{"name": a.get("name"), "sees": a.get("sees"), "auc": _finite(a.get("auc")),
+                "eps_lower_bound": _finite(a.get("epsilon_lower_bound")),
+                "consistent": a.get("consistent_with_epsilon")}
+               for a in (evaluation.get("attacks") or {}).get("attacks", []) if isinstance(a, dict)]
+    au = (evaluation.get("story") or {}).get("audit")
+    return {"utility": h["utility"], "reference": h["reference"], "metric": h["utility_metric"],
+            "epsilon": epsilon, "attacks": attacks, "best": h["attack"], "auc": h["attack_auc"],
+            "audit": au if isinstance(au, dict) else None}
+
+
+def leak(side: dict) -> tuple[float | None, str]:
+    """(the side's leak evidence, what it is): the canary audit's AUC when it ran, else the best
+    attack's AUC on the training rows."""
+    au = side.get("audit")
+    if au and _finite(au.get("auc")) is not None:
+        return float(au["auc"]), "canary AUC"
+    return side.get("auc"), "best attack AUC"
+
+
+def story_checks(private: dict, nonprivate: dict) -> list[str]:
+    """What keeps this pair from telling the lesson, in words ([] when it tells it): the non-private
+    side must be the better generator, leak more, and the private side stay within its ε."""
+    pu, nu = private.get("utility"), nonprivate.get("utility")
+    (pl, what), (nl, _) = leak(private), leak(nonprivate)
+    if pu is None or nu is None or pl is None or nl is None:
+        return ["not both runs are scored yet (utility and attacks)"]
+    out = []
+    if nu < pu:
+        out.append(f"the non-private run scores lower ({nu:.2f}) than the private one ({pu:.2f})")
+    if nl <= pl:
+        out.append(f"the non-private run leaks no more than the private one ({what} {nl:.2f} vs {pl:.2f})")
+    eps = private.get("epsilon")
+    au = private.get("audit") or {}
+    lb = _finite(au.get("epsilon_lower_bound"))
+    bound = _finite(au.get("accountant_epsilon")) or eps
+    if lb is not None and bound is not None and lb > bound:
+        out.append(f"the private run's canary audit proves ε ≥ {lb:.2f}, above its ε = {bound:.3g} (a bug)")
+    if any(a.get("consistent") is False for a in private.get("attacks", [])):
+        out.append("an attack on the private run beats what its ε allows (a bug)")
+    return out
 
 
 def _pct(u, r) -> str:
     return f"{100 * u / r:.0f} %" if u is not None and r else "an unknown share"
 
 
-def verdict(private: dict, leaky: dict) -> str:
-    """One sentence in plain words: what the pair shows (or why it does not show it yet)."""
-    if private["utility"] is None or leaky["auc"] is None or private["auc"] is None:
+def audit_text(side: dict, long: bool = True) -> str:
+    """"49 of the 64 planted canaries the attack ranks first were trained on (half would be chance;
+    the audit proves ε ≥ 0.71)" (`long`), or "33 of 64 (the audit proves ε ≥ 0.03)"; "" without one."""
+    au = side.get("audit")
+    if not au or au.get("top_in") is None:
+        return ""
+    lb = _finite(au.get("epsilon_lower_bound")) or 0.0
+    if not long:
+        return f"{au['top_in']} of {au['k']} (the audit proves ε ≥ {lb:.2f})"
+    return (f"{au['top_in']} of the {au['k']} planted canaries the attack ranks first were trained on "
+            f"(half would be chance; the audit proves ε ≥ {lb:.2f})")
+
+
+def verdict(private: dict, nonprivate: dict) -> str:
+    """One paragraph in plain words: what the pair shows, or what it shows instead of the lesson."""
+    problems = story_checks(private, nonprivate)
+    if problems == ["not both runs are scored yet (utility and attacks)"]:
         return "Score both runs (utility and the attacks) to read the story."
     eps = private["epsilon"]
-    p_leak = "an attacker can barely tell its training rows from others" if not private["leaks"] else \
-        "yet an attacker still tells its training rows apart more than expected"
-    if leaky["leaks"] and private["useful"]:
-        return (f"The private model keeps {_pct(private['utility'], private['reference'])} of the real data's "
-                f"usefulness at ε = {eps:.3g}, and {p_leak} (AUC {private['auc']:.2f}), while the "
-                f"non-private model gives its training rows away (AUC {leaky['auc']:.2f}).")
-    if not leaky["leaks"]:
-        return (f"The non-private model does not visibly leak here (AUC {leaky['auc']:.2f} < {LEAK_AUC}): "
-                "train it longer or on fewer rows to see what privacy protects against.")
-    return (f"The non-private model leaks (AUC {leaky['auc']:.2f}), but at ε = {eps:.3g} the private model keeps "
-            f"only {_pct(private['utility'], private['reference'])} of the real data's usefulness: "
-            "try a larger ε or a larger dataset.")
+    pu, nu, ref = private["utility"], nonprivate["utility"], private["reference"]
+    (pl, what), (nl, _) = leak(private), leak(nonprivate)
+    if problems:
+        return ("This pair does not show the lesson: " + "; ".join(problems) + ". What it shows: utility "
+                f"{pu:.2f} private (ε = {eps:.3g}) vs {nu:.2f} non-private; {what} {pl:.2f} vs {nl:.2f} "
+                "(0.5 = chance). Try another ε, more rows or more epochs.")
+    p_audit, n_audit = audit_text(private, long=False), audit_text(nonprivate)
+    buys = (f"without privacy, {n_audit}; with privacy, {p_audit}, within its ε = {eps:.3g}."
+            if p_audit and n_audit else
+            f"The attacks tell the non-private run's training rows apart better ({what} {nl:.2f} vs {pl:.2f}).")
+    return (f"Privacy costs some utility: the private model (ε = {eps:.3g}) keeps {_pct(pu, ref)} of the real "
+            f"data's usefulness; the same model without noise (ε = ∞) keeps {_pct(nu, ref)}. It buys protection: {buys}")
 
 
 # ----------------------------------------------------------------------------- the page's pieces
-def start_pair(choice: dict, n: int) -> None:
-    """Train the story pair in the background (the Story button's callback)."""
-    import streamlit as st
+def attack_table(sides: dict):
+    """One row per attack: what it sees and its AUC on each side (a DataFrame of text)."""
+    import pandas as pd
 
-    from dpcore.errors import DPCoreError
-    from dpcore.runs import start_training
-    from dpcore.ui.data import data_config_fields
-    from dpcore.ui.nav import runs_root
-
-    data = {k: v for k, v in choice.items() if k in data_config_fields()}
-    try:
-        configs = story_configs(data, n)
-        h = start_training(configs, runs_root())
-    except DPCoreError as exc:
-        st.session_state["story.error"] = str(exc)
-        return
-    st.session_state["story.handle"] = h
-    st.session_state["story.announced"] = False
-    st.session_state.pop("story.pair", None)
+    rows: dict[str, dict] = {}
+    for role in ROLES:
+        for a in sides.get(role, {}).get("attacks", []):
+            row = rows.setdefault(a["name"], {"attack": a["name"], "sees": a["sees"] or MISSING})
+            row[f"AUC {SIDE[role]}"] = MISSING if a["auc"] is None else f"{a['auc']:.2f}"
+    for role in ROLES:
+        au = sides.get(role, {}).get("audit")
+        if au and _finite(au.get("auc")) is not None:
+            row = rows.setdefault("canary audit", {"attack": "canary audit",
+                                                   "sees": "the model, retrained with planted canaries"})
+            row[f"AUC {SIDE[role]}"] = f"{au['auc']:.2f}"
+    cols = ["attack", "sees"] + [f"AUC {SIDE[r]}" for r in ROLES]
+    return pd.DataFrame(list(rows.values()), columns=cols).fillna(MISSING)
 
 
-def progress_text(h) -> tuple[str, float]:
-    """(text, fraction) of the pair's training: which run, its phase and step."""
-    done = len(h.runs)
-    last = h.latest
-    alive = h.is_alive()
-    step = (last["step"] / max(1, last["total_steps"])) if last and alive else 0.0
-    frac = min(1.0, (done + step) / 2)
-    if not alive:
-        if done == 2:
-            import streamlit as st
+def saved_results(evaluation: dict) -> list:
+    """The attacks saved with a side (name, AUC and ROC curve) as the attack figure draws them
+    ([] when the curves were not saved: the page then runs the attacks)."""
+    from types import SimpleNamespace
 
-            st.session_state["story.pair"] = tuple(r.name for r in h.runs)
-        return f"{done} of 2 runs trained · {h.status}", frac
-    which = "private (P3GM)" if done == 0 else "not private (overfit VAE)"
-    phase = f" · {last.get('phase')}" if last and last.get("phase") else ""
-    return f"Training the {which} run{phase} · run {done + 1} of 2", frac
+    import numpy as np
 
-
-def side_numbers(res, results, epsilon: float) -> dict:
-    """The story numbers of one run from its utility result and attack results."""
-    from dpcore.evaluate.attacks import best
-
-    metric = res.metrics[0] if res is not None else None
-    u = _finite(res.mean.get(metric)) if res is not None else None
-    r = _finite((res.reference or {}).get("mean", {}).get(metric)) if res is not None and res.reference else None
-    top = best(results) if results else None
-    return side(u, r, _finite(top.auc) if top is not None else None, epsilon)
+    saved = (evaluation.get("story") or {}).get("curves") or {}
+    out = []
+    for a in (evaluation.get("attacks") or {}).get("attacks", []):
+        c = saved.get(a.get("name")) if isinstance(a, dict) else None
+        if c and _finite(a.get("auc")) is not None:
+            fpr, tpr = np.asarray(c["fpr"], float), np.asarray(c["tpr"], float)
+            out.append(SimpleNamespace(name=str(a["name"]), auc=float(a["auc"]), alpha=fpr, beta=1 - tpr))
+    au = (evaluation.get("story") or {}).get("audit") or {}
+    if out and isinstance(au.get("roc"), dict) and _finite(au.get("auc")) is not None:
+        fpr, tpr = np.asarray(au["roc"]["fpr"], float), np.asarray(au["roc"]["tpr"], float)
+        out.append(SimpleNamespace(name="canaries", auc=float(au["auc"]), alpha=fpr, beta=1 - tpr))
+    return out
 
 
-def attack_figure(private_name: str, leaky_name: str, names: tuple, log_fpr: bool = False):
-    """Both runs' attack curves, each with its own bounds (only the private run has any; cached results)."""
+def attack_figure(sides, log_fpr: bool = False):
+    """Both sides' attack curves, each with its own bounds (only the private side has any);
+    sides: [(side name, run bundle, results)]. Legend entries "side · attack · AUC"."""
     from dpcore import report
-    from dpcore.ui.cache import attacks, bundle, key
 
-    bs = [bundle(private_name), bundle(leaky_name)]
-    labels = report.run_labels(bs)
-    curves = [report.run_curves(b, attacks(*key(n), names)[0], f"{side}: {lab}")
-              for b, n, side, lab in zip(bs, (private_name, leaky_name), ("private", "not private"), labels)]
-    return report.attack_figure(curves, log_fpr=log_fpr)
+    return report.attack_figure([report.run_curves(b, results, name) for name, b, results in sides],
+                                log_fpr=log_fpr, compact=True)
 
 
-def report_html(private_name: str, leaky_name: str, sentence: str) -> str:
+def report_html(private_name: str, nonprivate_name: str, sentence: str) -> str:
     """The two-run story report (private: it holds attack statistics)."""
     from dpcore import report
     from dpcore.ui.cache import bundle
     from dpcore.ui.nav import runs_root
 
-    return report.story_report(runs_root() / private_name, runs_root() / leaky_name, sentence,
-                               bundles=(bundle(private_name), bundle(leaky_name)))
+    return report.story_report(runs_root() / private_name, runs_root() / nonprivate_name, sentence,
+                               bundles=(bundle(private_name), bundle(nonprivate_name)))

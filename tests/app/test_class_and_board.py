@@ -9,7 +9,6 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
-import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
@@ -121,85 +120,6 @@ def test_sweep_settings_from_another_dataset_are_fitted_to_the_active_one():
     assert len(changed) == 2
     fresh, _ = fit_to_data("p3gm", {}, small)  # never opened the Train page: defaults, fitted
     assert fresh["pca_dim"] == 10 and fresh["batch_size"] < 100
-
-
-# ----------------------------------------------------------------------------- the Story page
-def test_story_verdict_says_what_the_pair_shows():
-    from dpcore.ui.story import side, verdict
-
-    good = verdict(side(0.70, 0.89, 0.52, 10.0), side(0.79, 0.89, 0.94, float("inf")))
-    assert "keeps 79 %" in good and "ε = 10" in good and "AUC 0.94" in good
-    assert "does not visibly leak" in verdict(side(0.7, 0.89, 0.5, 1.0), side(0.8, 0.89, 0.55, float("inf")))
-    assert "larger ε" in verdict(side(0.12, 0.89, 0.5, 3.0), side(0.8, 0.89, 0.9, float("inf")))
-    assert "Score both" in verdict(side(None, 0.89, 0.5, 1.0), side(0.8, 0.89, 0.9, float("inf")))
-
-
-def _story_walk(runs_dir, dataset: str | None = None):
-    import time
-
-    from streamlit.testing.v1 import AppTest
-
-    at = AppTest.from_file(APP, default_timeout=180)
-    if dataset is not None:  # as a reload of ?dataset=… would
-        at.query_params["dataset"] = dataset
-    at.run()
-    at.switch_page("app_pages/story.py").run()
-    assert not at.exception, [e.value for e in at.exception]
-    at.button(key="story.train").click().run()
-    h = at.session_state["story.handle"]
-    end = time.time() + 600
-    while time.time() < end and h.is_alive():
-        time.sleep(0.5)
-    assert h.status == "done", (h.status, h.error)
-    at.run()
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    p_name, l_name = at.session_state["story.pair"]
-    assert at.selectbox(key="story.private").value == p_name
-    assert at.selectbox(key="story.leaky").value == l_name
-    shown = " ".join(str(m.value) for m in at.metric)
-    assert "nan" not in shown.lower() and "None" not in shown
-    at.button(key="story.export").click().run()
-    assert not at.exception, [e.value for e in at.exception]
-    name_p, name_l, html = at.session_state["story.report"]
-    assert (name_p, name_l) == (p_name, l_name) and "PRIVATE" in html and "Membership inference" in html
-    return at
-
-
-def test_story_page_trains_a_pair_and_exports_it(runs_dir, monkeypatch):
-    """The page's flow with tiny settings (the defaults' numbers: the benchmark-marked test below)."""
-    from dpcore.runs import RunConfig
-    from dpcore.ui import story
-
-    def tiny(data, n, seed=0):
-        return [RunConfig(model="p3gm", params={**TINY, "epsilon": 5.0}, data=dict(data)),
-                RunConfig(model="vae", params={"epochs": 1, "hidden": 32, "batch_size": 200}, data=dict(data))]
-
-    monkeypatch.setattr(story, "story_configs", tiny)
-    at = _story_walk(runs_dir, "digits")
-    assert at.success and at.success[0].value  # the sentence, whatever the tiny runs show
-
-    def mia():
-        figs = [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
-        return next(f for f in figs if "Membership inference" in json.dumps(f["layout"].get("title")))
-
-    roc = [t for t in mia()["data"] if t.get("xaxis") == "x"]
-    bound = [t for t in roc if t["name"].endswith(")-DP")]  # only the private run has a bound: its own
-    assert len(bound) == 1 and bound[0]["name"].startswith("private: p3gm, ε = ")
-    attack = next(t for t in roc if t["name"].startswith("private:") and "AUC" in t["name"])
-    assert bound[0]["line"]["color"] == attack["line"]["color"] and bound[0]["line"]["dash"] == "dash"
-    at.toggle(key="story.log_fpr").set_value(True).run()
-    assert not at.exception and mia()["layout"]["xaxis"]["type"] == "log"
-
-
-@pytest.mark.benchmark  # ~2–3 min on two shared cores: `pytest -m benchmark -k story_defaults`
-def test_story_defaults_private_run_useful_and_nonprivate_run_leaks(runs_dir):
-    """The lecturer's journey with no change, on the app's default dataset (Fashion-MNIST's 20 000
-    demo rows when installed): the button trains P3GM at the size's default ε and the overfit VAE;
-    the VAE visibly leaks (AUC ≥ 0.65), the private run is useful (≥ 0.6 of real)."""
-    at = _story_walk(runs_dir)
-    sentence = at.success[0].value
-    assert "keeps" in sentence and "gives its training rows away" in sentence, sentence
 
 
 def test_data_page_says_small_data_needs_a_larger_epsilon(runs_dir):

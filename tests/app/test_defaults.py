@@ -72,25 +72,6 @@ def test_app_falls_back_to_digits_with_a_note_when_fashion_mnist_is_missing(runs
     assert "ε = 10" in " ".join(c.value for c in at.caption)
 
 
-def test_story_pair_defaults_follow_the_dataset_size():
-    """A large dataset: P3GM at ε = 1 on all its demo rows, the overfit VAE on few rows; small data:
-    ε = 10 (its larger ε) and more epochs for the few, cheap DP-SGD steps."""
-    from dpcore.ui.story import LEAKY_ROWS, story_configs
-
-    data = {"dataset": "fashion-mnist", "n": 23_333, "test_size": 0.2}
-    private, leaky = story_configs(data, 20_000)
-    assert private.params["epsilon"] == 1.0 and private.data.n == 23_333
-    assert leaky.data.n == LEAKY_ROWS and leaky.data.test_size == 0.5
-    small, small_leaky = story_configs({"dataset": "digits", "test_size": 0.2}, 1_437)
-    from dpcore.models.p3gm import P3GMConfig
-    from dpcore.models.params import config_fields
-
-    image_default = next(p.auto for p in config_fields(P3GMConfig) if p.name == "epochs")
-    assert private.params.get("epochs") in (None, image_default)  # large: the model's own (auto) default
-    assert small.params["epsilon"] == 10.0 and small.params["epochs"] > image_default
-    assert small_leaky.params["epochs"] == 200 > leaky.params["epochs"]  # memorising 2 000 rows is quicker
-
-
 # ----------------------------------------------------------------------------- 2. run names
 def test_run_name_carries_only_the_settings_that_differ():
     from dpcore.runs import RunConfig

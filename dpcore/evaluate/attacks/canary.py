@@ -110,13 +110,17 @@ class AuditResult:
     delta: float
     seconds: float
     notes: list[str] = field(default_factory=list)
+    auc: float | None = None  # canaries trained on vs not, ranked by the attack's score (0.5 = chance)
+    top_in: int | None = None  # of the k canaries ranked first, how many were trained on
+    roc: dict | None = None  # {"fpr", "tpr"} of the canaries (trained on = positive), to draw beside attacks
 
     def to_dict(self) -> dict:
         return {"epsilon_lower_bound": self.epsilon_lower_bound, "confidence": self.confidence,
                 "canaries": self.m, "included": self.included, "k": self.k, "guesses": self.guesses,
                 "correct": self.correct, "per_k": self.per_k, "attack": self.attack,
                 "accountant_epsilon": self.accountant_epsilon, "delta": self.delta,
-                "seconds": round(self.seconds, 2), "notes": list(self.notes)}
+                "seconds": round(self.seconds, 2), "notes": list(self.notes), "auc": self.auc,
+                "top_in": self.top_in, "roc": self.roc}
 
 
 def canary_audit(model_name: str, params: dict, train, m: int = 256, *, confidence: float = 0.95,
@@ -141,8 +145,16 @@ def canary_audit(model_name: str, params: dict, train, m: int = 256, *, confiden
     delta = float(getattr(model.config, "delta", 0.0)) if model.private else 0.0
     eps = float(accountant_epsilon(model.privacy_ledger(), delta)) if model.private else math.inf
     top, rows = best_bound(scores, coins, m, delta, confidence)
+    from sklearn.metrics import roc_auc_score, roc_curve
+
+    auc = float(roc_auc_score(coins, scores)) if 0 < coins.sum() < m else None
+    roc = None
+    if auc is not None:
+        fpr, tpr, _ = roc_curve(coins, scores)
+        roc = {"fpr": np.round(fpr, 4).tolist(), "tpr": np.round(tpr, 4).tolist()}
+    top_in = int(coins[np.argsort(-scores, kind="stable")[:top["k"]]].sum())
     notes = ["loss attack on crafted canaries (random binary rows, random labels)",
              f"k chosen among {[r['k'] for r in rows]} with a Bonferroni split of {confidence:.0%}",
              "not covered by ε — data owner only"]
     return AuditResult(top["epsilon_lower_bound"], confidence, m, int(coins.sum()), top["k"], top["guesses"],
-                       top["correct"], rows, "loss", eps, delta, time.perf_counter() - t0, notes)
+                       top["correct"], rows, "loss", eps, delta, time.perf_counter() - t0, notes, auc, top_in, roc)
