@@ -49,7 +49,9 @@ def composition_figure(ledger, delta: float, rows: list[dict] | None = None):
     rows = composition_table(ledger, delta) if rows is None else rows
     colors = ["#3b6fb6", "#8fb0de", "#3a9d5d", "#c23b50"]
     fig = go.Figure(go.Bar(x=[_wrap(r["analysis"]) for r in rows], y=[r["epsilon"] for r in rows],
-                           text=[f"{r['epsilon']:.2f}" for r in rows], textposition="outside",
+                           text=[f"{r['epsilon']:.2f}" if np.isfinite(r["epsilon"]) else
+                                 ("does not apply" if "does not apply" in r.get("note", "") else "—")
+                                 for r in rows], textposition="outside",
                            marker_color=colors[: len(rows)]))
     fig.update_layout(title=f"Same mechanisms, different accounting (δ = {delta:g})",
                       yaxis_title="ε", xaxis_tickangle=0, height=360, margin=dict(l=10, r=10, t=50, b=10))
