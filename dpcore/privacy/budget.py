@@ -30,7 +30,8 @@ def budget_share(ledger, delta: float) -> tuple[list[dict], float, float]:
 
         extra = max(float(rdp(ledger, [order])[0]) - sum(vals), 0.0)
         rows.append({"name": ledger.selection.name, "mechanism": "private_selection",
-                     "noise_multiplier": math.nan, "sampling_rate": math.nan, "steps": 1, "rdp": extra})
+                     "noise_multiplier": math.nan, "sampling_rate": math.nan, "steps": 1, "sensitivity": math.nan,
+                     "rdp": extra})
     total = sum(r["rdp"] for r in rows) or 1.0
     return [{**r, "share": r["rdp"] / total} for r in rows], eps, order
 
