@@ -294,10 +294,15 @@ class Run:
         return led
 
     def check(self):
-        """The ledger check every opener makes (dpcore.runs.verify): ε recomputed and compared."""
-        from dpcore.runs.verify import check_run
+        """The ledger check every opener makes (dpcore.runs.verify): ε recomputed and compared
+        (again whenever one of the run's files changed since the last check of this object)."""
+        from dpcore.runs.verify import check_run, files_key
 
-        return check_run(self)
+        key = files_key(self)
+        cached = getattr(self, "_check", None)
+        if cached is None or cached[0] != key:
+            self._check = (key, check_run(self))
+        return self._check[1]
 
     @property
     def epsilon(self) -> float:

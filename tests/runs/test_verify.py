@@ -110,7 +110,7 @@ PRIVATE_EDITS = {
     "config target ε lowered": _config(lambda c: {**c, "params": {**c["params"], "epsilon": 0.5}}),
     "config δ changed": _config(lambda c: {**c, "params": {**c["params"], "delta": 1e-3}}),
     "status.json ε": lambda run: _json(run / "status.json", lambda s: {**s, "epsilon": 0.3}),
-    "training log's last ε": _last_metric(lambda e: {**e, "epsilon": 0.2}),
+    "training log's last ε above the ledger's": _last_metric(lambda e: {**e, "epsilon": 5.0}),
     "training log's last step": _last_metric(lambda e: {**e, "step": e["step"] + 7}),
     "noise ÷100 everywhere but the log": _both(lambda recs: _scale(recs, 0.01)),
     "steps halved everywhere but the log": _both(lambda recs: [{**r, "steps": max(1, r["steps"] // 2)}
