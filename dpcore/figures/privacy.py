@@ -67,9 +67,13 @@ def pld_figure(ledger, delta: float, eps_max: float | None = None, n: int = 40):
     eps_rdp = float(epsilon(ledger, delta))
     hi = eps_max or max(2.0 * eps_rdp, 1.0)
     grid = np.linspace(0.0, hi, n)
-    deltas = np.array([pld_delta(ledger, float(e)) for e in grid])
     fig = go.Figure()
-    fig.add_trace(go.Scatter(x=grid, y=np.maximum(deltas, 1e-300), mode="lines", name="PLD δ(ε)"))
+    if getattr(ledger, "selection", None) is None:
+        deltas = np.array([pld_delta(ledger, float(e)) for e in grid])
+        fig.add_trace(go.Scatter(x=grid, y=np.maximum(deltas, 1e-300), mode="lines", name="PLD δ(ε)"))
+    else:  # a run released by private selection: only the RDP accountant bounds it
+        fig.add_annotation(text="The PLD accountant does not apply to private selection", showarrow=False,
+                           xref="paper", yref="paper", x=0.5, y=0.9)
     fig.add_trace(go.Scatter(x=[eps_rdp], y=[delta], mode="markers", name=f"reported (ε={eps_rdp:.2f}, δ={delta:g})",
                              marker=dict(size=11, symbol="star", color="crimson")))
     fig.update_layout(title="Privacy profile: every (ε, δ) pair the run satisfies", xaxis_title="ε",

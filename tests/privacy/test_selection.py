@@ -124,3 +124,21 @@ def test_draws_follow_the_distribution():
     ks = [draw_trials(rng, "negative_binomial", eta=0.0, gamma=0.1) for _ in range(4000)]
     assert np.mean(ks) == pytest.approx(expected_trials("negative_binomial", 0.0, 0.1), rel=0.08)
     assert delta_from_rdp([0.5], [2.0], 10.0)[0] < 1e-3
+
+
+def test_analyses_without_a_selection_bound_say_they_do_not_apply():
+    """PLD and the sequential baseline know no private selection: on a selected run they say so
+    (never a smaller ε), the PLD profile draws no curve, and the budget table shows the selection."""
+    from dpcore.figures import composition_figure, pld_figure
+    from dpcore.privacy.budget import budget_share, composition_table
+
+    closed = PrivacyLedger([MechanismRecord("pca", "gaussian", 5.0)]).with_selection(SelectionRecord("poisson", mu=3.0))
+    rows = {r["analysis"]: r for r in composition_table(closed, 1e-5)}
+    assert rows["RDP, tight (reported)"]["epsilon"] == pytest.approx(epsilon(closed, 1e-5), rel=1e-12)
+    for name in ("PLD (dp-accounting)", "Sequential (paper's baseline)"):
+        assert math.isnan(rows[name]["epsilon"]) and "does not apply" in rows[name]["note"]
+    assert "does not apply" in composition_figure(closed, 1e-5).data[0].text[2]
+    assert len(pld_figure(closed, 1e-5).data) == 1  # the reported point only
+    shares, _, _ = budget_share(closed, 1e-5)
+    assert [r["name"] for r in shares] == ["pca", "private selection"] and sum(r["share"] for r in shares) == \
+        pytest.approx(1.0)
