@@ -154,7 +154,7 @@ def test_every_edited_run_is_flagged_and_never_shown_as_private(runs, tmp_path, 
         run_report(path, kind="shareable")
 
 
-def test_cli_evaluate_report_says_inconsistent_instead_of_an_epsilon(runs, tmp_path, capsys):
+def test_cli_evaluate_sample_attack_say_inconsistent_instead_of_an_epsilon(runs, tmp_path, capsys):
     from dpcore.cli import main
 
     path = shutil.copytree(runs[0].path, tmp_path / "p")
@@ -164,3 +164,8 @@ def test_cli_evaluate_report_says_inconsistent_instead_of_an_epsilon(runs, tmp_p
     captured = capsys.readouterr()
     assert "ledger inconsistent (edited?)" in captured.err and "0.01" not in captured.out
     assert not report.exists()
+    rows = tmp_path / "s.csv"
+    for args in (["sample", str(path), "--n", "5", "--out", str(rows)], ["attack", str(path), "--n-targets", "20"]):
+        assert main(args) == 2, args
+        assert "ledger inconsistent (edited?)" in capsys.readouterr().err
+    assert not rows.exists()
