@@ -19,8 +19,11 @@ K, the drawn points, the trials and their ledgers, counts and scores are secret 
 needs K hidden; a trial's ledger tells its noisy count through q = B/ñ): they stay in the runs root
 (NAME--trialNNN, ROOT/_sweeps/NAME.selection.json and NAME.released.json, private like the rows)
 and never enter the released run, so that a stopped selection resumes with the same draw instead
-of drawing again (re-drawing until a result pleases would void the guarantee). Residual: Q's bound
-is a function of those runs' noisy counts; rounding it up to 3 significant digits is what hides them.
+of drawing again (re-drawing until a result pleases would void the guarantee). Not solved: Q's
+published bound is the maximum of those runs' RDP curves, so it is still a function of their noisy
+counts (rounding it up to 3 significant digits hides nothing: on 600 rows the curves of one grid
+point's runs differ by ~30 %). A bound from public facts only (the grid's plans over a public range
+of ñ, or one ñ released once and shared by every trial) would close this.
 Not covered: the held-out test rows the scores are computed on (the training rows are).
 """
 from __future__ import annotations
@@ -230,8 +233,8 @@ def _copy_released(trial, target: Path, closed, delta: float, eps: float, point:
 
 
 def round_up(curve, digits: int = 3) -> list[float]:
-    """Each value rounded up to `digits` significant digits: Q's published bound stays a bound and
-    says less about the noisy counts behind the grid's and trials' ledgers."""
+    """Each value rounded up to `digits` significant digits (a bound stays a bound; the stored
+    numbers stay short). It does not hide the noisy counts behind the curves (see module doc)."""
     out = []
     for v in np.asarray(curve, float):
         if v <= 0 or not math.isfinite(v):
