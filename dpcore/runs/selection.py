@@ -11,19 +11,20 @@ covered choice instead:
    secret stream (dpcore.privacy.randomness), and K grid points uniformly with another;
 3. K fresh trials are trained and scored (runs NAME--trial001, …) on the sweep's backend;
 4. only the best trial is released, as its own run ROOT/NAME--selected: its ledger.json gets a
-   SelectionRecord (the rule, the grid's settings and Q's RDP bound: the pointwise maximum of the
-   grid's and the trials' RDP curves, rounded up), so the ε the store shows is the accountant's
-   over the closed ledger, and config.json, model.json and status.json carry that same ε.
+   SelectionRecord (the rule, the grid's settings and Q's RDP bound, rounded up: the largest RDP
+   curve of any grid point's plan over a public range of noisy counts around the released ñ,
+   `public_base_curve`), so the ε the store shows is the accountant's over the closed ledger, and
+   config.json, model.json and status.json carry that same ε.
 
 K, the drawn points, the trials and their ledgers, counts and scores are secret (the theorem
 needs K hidden; a trial's ledger tells its noisy count through q = B/ñ): they stay in the runs root
 (NAME--trialNNN, ROOT/_sweeps/NAME.selection.json and NAME.released.json, private like the rows)
 and never enter the released run, so that a stopped selection resumes with the same draw instead
-of drawing again (re-drawing until a result pleases would void the guarantee). Not solved: Q's
-published bound is the maximum of those runs' RDP curves, so it is still a function of their noisy
-counts (rounding it up to 3 significant digits hides nothing: on 600 rows the curves of one grid
-point's runs differ by ~30 %). A bound from public facts only (the grid's plans over a public range
-of ñ, or one ñ released once and shared by every trial) would close this.
+of drawing again (re-drawing until a result pleases would void the guarantee). Q's published
+bound is computed from public facts (the grid, the released run's ñ and the count's σ), not from
+the trials' ledgers, whose curves differ with their noisy counts (by ~30 % on 600 rows); only for a
+model whose plan does not tell its ledger (a trial's curve above the planned bound) does the bound
+fall back to including the trials' curves.
 Not covered: the held-out test rows the scores are computed on (the training rows are).
 """
 from __future__ import annotations
@@ -144,7 +145,7 @@ def select_private(spec: SweepSpec, root, *, distribution: str = NEGATIVE_BINOMI
         out["note"] = "the selection did not finish: run it again (the same draw is kept)"
         return out
     if trials:
-        out.update(release_best(root, spec, sweep, trials, dist, metric))
+        out.update(release_best(root, spec, sweep, trials, dist, metric, configs=[cfg for _, cfg in points]))
     save_summary(root, f"{spec.name}.released", out)
     return out
 
@@ -155,7 +156,8 @@ def released_name(name: str) -> str:
     return f"{name}--selected"
 
 
-def release_best(root, spec: SweepSpec, sweep: dict, trials: list[dict], dist: dict, metric: str) -> dict:
+def release_best(root, spec: SweepSpec, sweep: dict, trials: list[dict], dist: dict, metric: str,
+                 configs: list | None = None) -> dict:
     """Release the best trial as its own run, ROOT/NAME--selected, whose ledger is closed by the
     selection record; its ε is then the accountant's, and config.json, model.json and status.json
     carry that ε. The released run holds the trial's model, settings and training log and the
@@ -181,9 +183,13 @@ def release_best(root, spec: SweepSpec, sweep: dict, trials: list[dict], dist: d
                 "epsilon_base": epsilon_from_rdp(base, DEFAULT_ORDERS, run.delta)[0]}
     trial = Run(Path(root) / best["run"])
     own, delta, single = trial.ledger(), trial.delta, trial.epsilon
-    curve = np.zeros(len(DEFAULT_ORDERS))
+    configs = [cfg for _, cfg in point_configs(spec)] if configs is None else configs
+    curve = public_base_curve(configs, trial)
+    seen = np.zeros(len(DEFAULT_ORDERS))
     for row in list(sweep["runs"]) + trials:
-        curve = np.maximum(curve, rdp(Run(Path(root) / row["run"]).ledger(), DEFAULT_ORDERS))
+        seen = np.maximum(seen, rdp(Run(Path(root) / row["run"]).ledger(), DEFAULT_ORDERS))
+    if curve is None or np.any(seen > curve * (1 + 1e-9)):  # a model whose ledger its plan does not tell
+        curve = seen if curve is None else np.maximum(curve, seen)
     record = SelectionRecord(**dist, candidates=tuple(dict(r["params"]) for r in sweep["runs"]),
                              base_rdp=tuple(round_up(curve)), orders=tuple(DEFAULT_ORDERS))
     closed = own.with_selection(record)
@@ -230,6 +236,47 @@ def _copy_released(trial, target: Path, closed, delta: float, eps: float, point:
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
+
+
+COUNT_SIGMAS = 8.0  # the public range of ñ: the released ñ ± 8 σ of the count's noise
+COUNT_GRID = 17     # ñ values planned across that range
+
+
+def public_base_curve(configs, released) -> np.ndarray | None:
+    """Q's RDP bound from public facts only: the largest RDP curve of any grid point's plan
+    (`Synthesizer.plan`, the ledger a run calibrates at its noisy count) over a grid of counts
+    spanning the released run's ñ ± COUNT_SIGMAS·σ (σ: the count record's public noise). Another
+    trial's ñ lies in that range unless its count noise and the released run's differ by more than
+    8 σ together (probability ≈ 1.5e-8 per trial). None for a model that releases no ñ."""
+    from dpcore.models import MODELS
+    from dpcore.models.synthesizer import DataFacts
+    from dpcore.privacy.accountant import DEFAULT_ORDERS, rdp
+    from dpcore.privacy.ledger import MechanismRecord, PrivacyLedger
+
+    meta = json.loads((released.model_dir / "model.json").read_text())
+    n_pub, records = meta.get("released_rows"), list(released.ledger())
+    first = next((i for i, r in enumerate(records) if r.name == "dataset-size"), None)
+    if not isinstance(n_pub, int) or first is None:
+        return None
+    sigma = records[first].noise_multiplier * records[first].sensitivity
+    shape = (meta.get("template") or {}).get("image_shape")
+    spent = tuple(r.to_dict() for r in records[:first])  # the data's own DP preprocessing
+    counts = np.unique(np.round(np.linspace(max(2.0, n_pub - COUNT_SIGMAS * sigma), n_pub + COUNT_SIGMAS * sigma,
+                                            COUNT_GRID)).astype(int))
+    curve = np.zeros(len(DEFAULT_ORDERS))
+    for cfg in configs:
+        model = MODELS[cfg.model]
+        for n in counts:
+            facts = DataFacts(n=int(n), n_features=meta["n_features"], n_classes=meta["n_classes"],
+                              image_shape=None if shape is None else tuple(shape), spent=spent)
+            try:
+                plan = model.plan(cfg.model_config(), facts)
+            except InvalidParameter:  # a count this point cannot train on: such a trial releases nothing
+                continue
+            led = PrivacyLedger([r if isinstance(r, MechanismRecord) else MechanismRecord.from_dict(r)
+                                 for r in plan.ledger])
+            curve = np.maximum(curve, rdp(led, DEFAULT_ORDERS))
+    return curve
 
 
 def round_up(curve, digits: int = 3) -> list[float]:

@@ -8,11 +8,17 @@ import math
 
 import pytest
 
+from dpcore.privacy.accountant import rdp
 from dpcore.runs import Run, list_runs
 from dpcore.runs.sweep import SweepSpec
 
 TINY = {"epochs": 1, "hidden": 16, "em_iters": 2, "pca_dim": 8, "batch_size": 100, "warmup_steps": 5}
 TRIALS = 2
+
+
+def _spec():
+    return SweepSpec(model="p3gm", grid={"epsilon": ["0.5", "2"]}, data={"dataset": "digits", "n": 600},
+                     params=TINY, seeds=1, name="sel", scores=("utility",))
 
 
 @pytest.fixture(scope="module")
@@ -23,8 +29,7 @@ def selected(tmp_path_factory):
 
     torch.set_num_threads(2)
     root = tmp_path_factory.mktemp("select")
-    spec = SweepSpec(model="p3gm", grid={"epsilon": ["0.5", "2"]}, data={"dataset": "digits", "n": 600},
-                     params=TINY, seeds=1, name="sel", scores=("utility",))
+    spec = _spec()
     mp = pytest.MonkeyPatch()
     mp.setattr(selection, "draw_trials", lambda rng, **kw: TRIALS)  # K fixed: the test knows it
     try:
@@ -82,6 +87,13 @@ def test_the_released_run_holds_no_k_and_no_other_trials_data(selected):
     sel = json.loads(files["ledger.json"])["selection"]
     assert sel["distribution"] == "negative_binomial" and sel["mean_trials"] == pytest.approx(2.0, rel=1e-6)
     assert sel["candidates"] == [{"epsilon": 0.5, "seed": 0}, {"epsilon": 2.0, "seed": 0}]
+    # Q's bound is a function of public facts only: the grid and the released run's own files
+    from dpcore.runs.selection import public_base_curve, round_up
+    from dpcore.runs.sweep import point_configs
+
+    public = public_base_curve([c for _, c in point_configs(_spec())], Run(path))
+    assert sel["base_rdp"] == round_up(public)
+    assert all(all(rdp(Run(root / o).ledger(), sel["orders"]) <= public * (1 + 1e-9)) for o in others)
 
 
 def test_one_epsilon_in_every_file_the_listing_and_the_report(selected, tmp_path, capsys):
