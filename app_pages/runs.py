@@ -66,6 +66,8 @@ else:
     path = Path(s.path)
     if s.status == "failed":
         st.error(f"This run failed: {md(s.message)}", icon=":material/error:")
+    elif s.status == "inconsistent":  # dpcore.runs.verify: never shown or exported as private
+        st.error(f"{md(s.message)}. Its ε is not shown and it cannot be exported.", icon=":material/gpp_bad:")
     a, b, c, d = st.columns(4)
     a.download_button("Config (JSON)", (path / "config.json").read_bytes(), file_name=f"{name}-config.json",
                       mime="application/json", icon=":material/download:", key="runs.dl_config",

@@ -29,6 +29,7 @@ _CSS = ("body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;
         ".summary li{margin:.3em 0}.summary td,.summary th{background:transparent}"
         ".private{background:#b3261e;color:#fff;padding:4px 10px;font-weight:600}"
         ".shareable{background:#2e7d32;color:#fff;padding:4px 10px;font-weight:600}"
+        ".partial{background:#8a4b00;color:#fff;padding:4px 10px;font-weight:600}"
         "@media print{.private.page{position:fixed;top:0;left:0;right:0}}")
 
 
@@ -136,17 +137,54 @@ def rows_table(frame, max_rows: int = TABLE_ROWS) -> str:
     return f"<table><tr>{head}</tr>{body}</table>"
 
 
-def coverage_table(private: bool) -> str:
-    """The catalogue for this run: each output kind, covered or not, and why."""
-    rows = "".join(f"<tr><td>{html.escape(o.label)}</td><td>{'covered' if o.covered and private else 'not covered'}"
-                   f"</td><td>{html.escape(o.why)}</td></tr>" for o in coverage.CATALOGUE)
+SCHEMA_DEPENDENT = ("synthetic_rows", "model_weights")  # carry the schema's categories and ranges
+INFERRED_WHY = ("its categories and value ranges come from a schema read from the private rows (a category "
+                "seen in one row, the exact min/max), outside the ledger")
+GREEN_BADGE = "Shareable release — every output in this file is listed as covered by ε below."
+
+
+def coverage_table(private: bool, preprocessing_private: bool = True) -> str:
+    """The catalogue for this run: each output kind, covered or not, and why. With an inferred
+    schema the synthetic rows and the generator are not covered (they carry its categories and
+    min/max)."""
+    def row(o) -> str:
+        inferred = not preprocessing_private and o.key in SCHEMA_DEPENDENT
+        ok = o.covered and private and not inferred
+        why = INFERRED_WHY if inferred and o.covered and private else o.why
+        return (f"<tr><td>{html.escape(o.label)}</td><td>{'covered' if ok else 'not covered'}</td>"
+                f"<td>{html.escape(why)}</td></tr>")
+
+    rows = "".join(row(o) for o in coverage.CATALOGUE)
     note = "" if private else "<p class='note'>ε = ∞: this model was trained without DP, so nothing is covered.</p>"
     return (f"<p class='note'>{html.escape(coverage.NEIGHBOURING)}</p>{note}"
             f"<table><tr><th>output</th><th>ε</th><th>why</th></tr>{rows}</table>")
 
 
+def uncovered_parts(bundle) -> list[str]:
+    """What keeps a shareable release from being wholly covered by ε, in the badge's words
+    ([]: every output in it is covered). Reads the model and its ledger only, no real row."""
+    out = []
+    if not bundle.private:
+        out.append("ε = ∞ (trained without differential privacy: nothing is covered)")
+    elif bundle.seeded_noise:
+        out.append("seeded noise (reproducible from the seed, a debugging mode: ε is no guarantee)")
+    if not preprocessing_private(bundle):
+        out.append("inferred schema (categories and min/max read from the private rows are in the synthetic "
+                   "rows and the generator)")
+    return out
+
+
+def preprocessing_private(bundle) -> bool:
+    """False when the run's schema (bounds, categories) was read from the private rows: the saved
+    model's template says so; the training split is asked only when the model has no template."""
+    template = getattr(bundle.model, "template", None)
+    if template is not None and hasattr(template, "preprocessing_private"):
+        return bool(template.preprocessing_private)
+    return bool(getattr(bundle.train, "preprocessing_private", True))
+
+
 def page(title: str, intro: str, numbers: dict[str, Any], sections: Sequence[tuple[str, Any]],
-         *, private: bool, summary: str = "") -> str:
+         *, private: bool, summary: str = "", uncovered: Sequence[str] = ()) -> str:
     """One self-contained HTML page. sections: (caption, plotly figure or ready-escaped HTML or None).
 
     `summary` (ready-escaped HTML, `summary_list`) comes first, right under the title; the numbers
@@ -154,9 +192,13 @@ def page(title: str, intro: str, numbers: dict[str, Any], sections: Sequence[tup
     the title, in a bar fixed on every printed page, and above every section.
     """
     mark = f"<div class='private'>{html.escape(PRIVATE_MARK)}</div>" if private else ""
-    badge = (f"<div class='private page'>{html.escape(PRIVATE_MARK)}</div>" if private else
-             "<div class='shareable'>Shareable release — every output in this file is listed as covered "
-             "by ε below.</div>")
+    if private:
+        badge = f"<div class='private page'>{html.escape(PRIVATE_MARK)}</div>"
+    elif uncovered:  # never green: the badge itself names what ε does not cover
+        badge = ("<div class='partial'>Shareable release — NOT covered by ε: "
+                 + html.escape("; ".join(uncovered)) + ". See 'What ε covers' below.</div>")
+    else:
+        badge = f"<div class='shareable'>{html.escape(GREEN_BADGE)}</div>"
     parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
              f"<style>{_CSS}</style></head><body>", badge, f"<h1>{html.escape(title)}</h1>",
              f"<p class='note'>Generated {datetime.now().isoformat(timespec='seconds')} by the DP Generative "
@@ -196,8 +238,7 @@ def summary_items(bundle, *, n_synthetic: int) -> list[tuple[str, str]]:
            f"{s.epsilon:.3g} with δ = {s.delta:.1e}, from the accountant over the privacy ledger")
     return [("Model", f"{model} ({s.model})"), ("Data", f"{s.dataset}; {n_synthetic:,} synthetic rows in this file"),
             ("ε", eps), ("What ε covers", coverage_sentence(bundle.private, bundle.seeded_noise,
-                                                             bundle.train.preprocessing_private
-                                                             if hasattr(bundle.train, "preprocessing_private") else True))]
+                                                             preprocessing_private(bundle)))]
 
 
 def _ledger_sections(bundle) -> list[tuple[str, Any]]:
@@ -244,10 +285,15 @@ def shareable_report(bundle, seed: int = 0, rows: int = REPORT_ROWS) -> str:
         sections.append(("Synthetic rows", synthetic_rows_section(syn, bundle.run.name)))
     sections.append(settings_section(bundle))
     sections += _ledger_sections(bundle)
-    sections.append(("What ε covers", coverage_table(bundle.private and not bundle.seeded_noise)))
-    omitted = "".join(f"<li>{html.escape(o.label)} — {html.escape(o.why)}</li>" for o in coverage.not_covered())
-    sections.append(("Deliberately omitted (not covered by ε)", f"<ul>{omitted}</ul><p class='note'>The data "
-                     "owner's private report holds the evaluation against real data and the attack.</p>"))
+    inferred = not preprocessing_private(bundle)
+    sections.append(("What ε covers", coverage_table(bundle.private and not bundle.seeded_noise, not inferred)))
+    omitted = "".join(f"<li>{html.escape(o.label)} — {html.escape(o.why)}</li>" for o in coverage.not_covered()
+                      if not (inferred and o.key == "data_preprocessing"))
+    included = ("<p class='note'>Included although not covered: the schema was inferred from the private "
+                "rows, so its categories (even one seen in a single row) and exact min/max are in the "
+                "synthetic rows and the generator.</p>") if inferred else ""
+    sections.append(("Deliberately omitted (not covered by ε)", f"<ul>{omitted}</ul>{included}<p class='note'>The "
+                     "data owner's private report holds the evaluation against real data and the attack.</p>"))
     intro = ("Shareable release: only outputs covered by ε are included. ε is the accountant's number for the "
              f"run's privacy ledger. {coverage.NEIGHBOURING}")
     if not bundle.private:
@@ -255,9 +301,12 @@ def shareable_report(bundle, seed: int = 0, rows: int = REPORT_ROWS) -> str:
                  "covered by a guarantee — the synthetic rows may reveal training rows.")
     elif bundle.seeded_noise:
         intro = f"{coverage.NOT_PRIVATE.capitalize()}. {coverage.SEEDED_EXPLAINER}"
+    if inferred:
+        intro += (" The schema was inferred from the private rows: its categories and min/max are not covered "
+                  "by ε.")
     nums = {**_run_facts(bundle), "synthetic rows drawn for this release": syn.n}
     return page(f"Shareable release: {bundle.run.name}", intro, nums, sections, private=False,
-                summary=summary_list(summary_items(bundle, n_synthetic=syn.n)))
+                summary=summary_list(summary_items(bundle, n_synthetic=syn.n)), uncovered=uncovered_parts(bundle))
 
 
 def private_report(bundle, numbers: dict[str, Any], figures: Sequence[tuple[str, Any]],
@@ -270,6 +319,7 @@ def private_report(bundle, numbers: dict[str, Any], figures: Sequence[tuple[str,
     if bundle.seeded_noise:
         intro = f"{coverage.NOT_PRIVATE.capitalize()}. {coverage.SEEDED_EXPLAINER} " + intro
     sections += list(figures) + [settings_section(bundle),
-                                 ("What ε covers", coverage_table(bundle.private and not bundle.seeded_noise))]
+                                 ("What ε covers", coverage_table(bundle.private and not bundle.seeded_noise,
+                                                                  preprocessing_private(bundle)))]
     return page(f"Private report: {bundle.run.name}", intro, numbers, sections, private=True,
                 summary=summary_list(summary) if summary else "")

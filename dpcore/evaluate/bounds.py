@@ -157,6 +157,8 @@ def bound_curves(ledger, delta: float, alpha: Sequence[float] | None = None,
     if accountant is not None and hasattr(accountant, "epsilon"):
         eps = float(accountant.epsilon(ledger, delta))
         curves.append((f"(ε={eps:.2f}, δ={delta:g})-DP", a, tradeoff_eps_delta(a, eps, delta)))
+    if getattr(ledger, "selection", None) is not None:  # PLD and GDP know no private selection
+        return curves
     if accountant is not None and hasattr(accountant, "pld_delta"):
         hi = max(4 * (eps if eps and np.isfinite(eps) else 5.0), 1.0)
         grid = np.linspace(0.0, hi, PLD_GRID) if eps_grid is None else np.asarray(eps_grid, dtype=float)

@@ -49,7 +49,9 @@ def composition_figure(ledger, delta: float, rows: list[dict] | None = None):
     rows = composition_table(ledger, delta) if rows is None else rows
     colors = ["#3b6fb6", "#8fb0de", "#3a9d5d", "#c23b50"]
     fig = go.Figure(go.Bar(x=[_wrap(r["analysis"]) for r in rows], y=[r["epsilon"] for r in rows],
-                           text=[f"{r['epsilon']:.2f}" for r in rows], textposition="outside",
+                           text=[f"{r['epsilon']:.2f}" if np.isfinite(r["epsilon"]) else
+                                 ("does not apply" if "does not apply" in r.get("note", "") else "—")
+                                 for r in rows], textposition="outside",
                            marker_color=colors[: len(rows)]))
     fig.update_layout(title=f"Same mechanisms, different accounting (δ = {delta:g})",
                       yaxis_title="ε", xaxis_tickangle=0, height=360, margin=dict(l=10, r=10, t=50, b=10))
@@ -65,9 +67,13 @@ def pld_figure(ledger, delta: float, eps_max: float | None = None, n: int = 40):
     eps_rdp = float(epsilon(ledger, delta))
     hi = eps_max or max(2.0 * eps_rdp, 1.0)
     grid = np.linspace(0.0, hi, n)
-    deltas = np.array([pld_delta(ledger, float(e)) for e in grid])
     fig = go.Figure()
-    fig.add_trace(go.Scatter(x=grid, y=np.maximum(deltas, 1e-300), mode="lines", name="PLD δ(ε)"))
+    if getattr(ledger, "selection", None) is None:
+        deltas = np.array([pld_delta(ledger, float(e)) for e in grid])
+        fig.add_trace(go.Scatter(x=grid, y=np.maximum(deltas, 1e-300), mode="lines", name="PLD δ(ε)"))
+    else:  # a run released by private selection: only the RDP accountant bounds it
+        fig.add_annotation(text="The PLD accountant does not apply to private selection", showarrow=False,
+                           xref="paper", yref="paper", x=0.5, y=0.9)
     fig.add_trace(go.Scatter(x=[eps_rdp], y=[delta], mode="markers", name=f"reported (ε={eps_rdp:.2f}, δ={delta:g})",
                              marker=dict(size=11, symbol="star", color="crimson")))
     fig.update_layout(title="Privacy profile: every (ε, δ) pair the run satisfies", xaxis_title="ε",

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import math
 
+NOT_FOR_SELECTION = "does not apply: it has no bound for private selection (the RDP accountant's ε is reported)"
+
 
 def budget_share(ledger, delta: float) -> tuple[list[dict], float, float]:
     """Each record's share of the total RDP at the order α* where the run's ε is attained.
@@ -22,14 +24,22 @@ def budget_share(ledger, delta: float) -> tuple[list[dict], float, float]:
     if not math.isfinite(order):
         return [], eps, order
     vals = [float(record_rdp(r, [order])[0]) for r in records]
-    total = sum(vals) or 1.0
-    rows = [{**r.to_dict(), "rdp": v, "share": v / total} for r, v in zip(records, vals)]
-    return rows, eps, order
+    rows = [{**r.to_dict(), "rdp": v} for r, v in zip(records, vals)]
+    if getattr(ledger, "selection", None) is not None:  # what choosing the best of K runs adds
+        from dpcore.privacy.accountant import rdp
+
+        extra = max(float(rdp(ledger, [order])[0]) - sum(vals), 0.0)
+        rows.append({"name": ledger.selection.name, "mechanism": "private_selection",
+                     "noise_multiplier": math.nan, "sampling_rate": math.nan, "steps": 1, "sensitivity": math.nan,
+                     "rdp": extra})
+    total = sum(r["rdp"] for r in rows) or 1.0
+    return [{**r, "share": r["rdp"] / total} for r in rows], eps, order
 
 
 
 def composition_table(ledger, delta: float) -> list[dict]:
-    """ε of the same ledger under each analysis the accountant offers (all at the same δ)."""
+    """ε of the same ledger under each analysis the accountant offers (all at the same δ); for a
+    run released by private selection, PLD and the sequential baseline say they do not apply."""
     from dpcore.privacy import accountant as acc
 
     rows = [("RDP, tight (reported)", acc.epsilon),
@@ -37,7 +47,11 @@ def composition_table(ledger, delta: float) -> list[dict]:
             ("PLD (dp-accounting)", acc.pld_epsilon),
             ("Sequential (paper's baseline)", acc.baseline_epsilon)]
     out = []
+    selected = getattr(ledger, "selection", None) is not None
     for label, fn in rows:
+        if selected and fn in (acc.pld_epsilon, acc.baseline_epsilon):
+            out.append({"analysis": label, "epsilon": float("nan"), "note": NOT_FOR_SELECTION})
+            continue
         try:
             out.append({"analysis": label, "epsilon": float(fn(ledger, delta))})
         except Exception as exc:  # noqa: BLE001 - one analysis failing must not hide the others

@@ -94,10 +94,14 @@ class SelectionRecord:
     """Private selection of the best of K runs (Papernot & Steinke 2022, Theorems 2 and 6).
 
     Not a mechanism but a transformation of everything before it: the accountant bounds the base
-    algorithm Q (one random grid point, trained) by the pointwise maximum of the RDP curves of the
-    ledger's own records and of each of `candidates` (the other grid points' and trials' ledgers),
-    then applies the theorem of `distribution` (dpcore.privacy.accountants.selection).
-    trials: how many runs were trained (K, secret: informational, ε does not depend on it).
+    algorithm Q (one random grid point, trained) by the pointwise maximum of the ledger's own RDP
+    curve and `base_rdp` (Q's RDP bound at `orders`, rounded up), then applies the theorem of
+    `distribution` (dpcore.privacy.accountants.selection).
+
+    Only what the selected run may publish is here: the rule (distribution, its parameters and
+    `mean_trials` = E[K]), the `candidates` (the grid's settings, public) and Q's bound. Never K and
+    never another trial's ledger, count or score: the theorem needs K secret, and every other
+    trial's ledger reveals its own noisy row count through q = B/ñ.
     """
 
     distribution: str
@@ -105,29 +109,75 @@ class SelectionRecord:
     gamma: float | None = None
     mu: float | None = None
     candidates: tuple = ()
-    trials: int | None = None
+    base_rdp: tuple = ()
+    orders: tuple = ()
     name: str = "private selection"
 
     def __post_init__(self) -> None:
         from dpcore.privacy.accountants.selection import check_parameters
 
         check_parameters(self.distribution, self.eta, self.gamma, self.mu)
-        cands = tuple(tuple(r if isinstance(r, MechanismRecord) else MechanismRecord.from_dict(r)
-                            for r in c) for c in self.candidates)
+        if not all(isinstance(c, dict) for c in self.candidates):
+            raise InvalidParameter("selection candidates are the grid's settings (one object per point)")
+        cands = tuple(dict(c) for c in self.candidates)
+        base = tuple(float(v) for v in self.base_rdp)
+        orders = tuple(float(a) for a in self.orders)
+        if len(base) != len(orders) or any(not (a > 1) for a in orders) or list(orders) != sorted(orders) \
+                or any(not (v >= 0) or math.isnan(v) for v in base):
+            raise InvalidParameter("a selection record's base_rdp needs one value >= 0 per RDP order > 1 "
+                                   "(orders increasing)")
         object.__setattr__(self, "candidates", cands)
+        object.__setattr__(self, "base_rdp", base)
+        object.__setattr__(self, "orders", orders)
+
+    def __hash__(self) -> int:
+        return hash((self.distribution, self.eta, self.gamma, self.mu, self.base_rdp, self.orders, self.name))
+
+    @property
+    def mean_trials(self) -> float:
+        """E[K] of the rule (public; K itself is secret)."""
+        from dpcore.privacy.accountants.selection import expected_trials
+
+        return expected_trials(self.distribution, self.eta, self.gamma, self.mu)
+
+    def base_curve(self, orders):
+        """Q's RDP bound at `orders`: at each order the stored value of the smallest stored order at
+        or above it (Rényi divergence never decreases with the order); ∞ above the stored range."""
+        import numpy as np
+
+        a = np.asarray(orders, float)
+        if not self.orders:
+            return np.zeros_like(a)
+        stored, vals = np.asarray(self.orders), np.append(np.asarray(self.base_rdp), np.inf)
+        return vals[np.searchsorted(stored, a - 1e-12 * np.abs(a), side="left")]
 
     def to_dict(self) -> dict:
         return {"name": self.name, "mechanism": "private_selection", "distribution": self.distribution,
-                "eta": self.eta, "gamma": self.gamma, "mu": self.mu, "trials": self.trials,
-                "candidates": [[r.to_dict() for r in c] for c in self.candidates]}
+                "eta": self.eta, "gamma": self.gamma, "mu": self.mu, "mean_trials": self.mean_trials,
+                "candidates": [dict(c) for c in self.candidates],
+                "base_rdp": list(self.base_rdp), "orders": list(self.orders)}
 
     @classmethod
     def from_dict(cls, d: dict) -> "SelectionRecord":
+        """A record back from `to_dict`. One saved before base_rdp existed (its candidates were
+        whole ledgers and it held K) reads with Q's bound computed from those ledgers."""
         if not isinstance(d, dict) or not isinstance(d.get("candidates", []), list):
             raise InvalidParameter("a selection record must be an object with a list of candidates")
+        cands, base, orders = d.get("candidates", []), d.get("base_rdp", []), d.get("orders", [])
+        if cands and all(isinstance(c, list) for c in cands):  # the old form: candidate ledgers
+            import numpy as np
+
+            from dpcore.privacy.accountants.rdp import DEFAULT_ORDERS, rdp
+
+            curve = np.zeros(len(DEFAULT_ORDERS))
+            for c in cands:
+                curve = np.maximum(curve, rdp(PrivacyLedger.from_list(c), DEFAULT_ORDERS))
+            cands, base, orders = [], curve.tolist(), list(DEFAULT_ORDERS)
+        if not isinstance(base, list) or not isinstance(orders, list):
+            raise InvalidParameter("a selection record's base_rdp and orders must be lists of numbers")
         return cls(distribution=d.get("distribution"), eta=d.get("eta"), gamma=d.get("gamma"),
-                   mu=d.get("mu"), trials=d.get("trials"), name=d.get("name", "private selection"),
-                   candidates=tuple(tuple(c) for c in d.get("candidates", [])))
+                   mu=d.get("mu"), name=d.get("name", "private selection"), candidates=tuple(cands),
+                   base_rdp=tuple(base), orders=tuple(orders))
 
 
 @dataclass
@@ -162,9 +212,7 @@ class PrivacyLedger:
     def reproducible_noise(self) -> bool:
         """True when some mechanism drew its noise from a public seed: the run is not private,
         whatever ε the accountant computes from the records."""
-        cands = self.selection.candidates if self.selection is not None else ()
-        return any(r.noise == SEEDED for r in self.records) or any(
-            r.noise == SEEDED for c in cands for r in c)
+        return any(r.noise == SEEDED for r in self.records)
 
     def __len__(self) -> int:
         return len(self.records)

@@ -173,8 +173,9 @@ def selection_record(d, where: str):
     from dpcore.privacy.ledger import SelectionRecord
 
     if not isinstance(d, dict) or not isinstance(d.get("candidates", []), list) or not all(
-            isinstance(c, list) and all(isinstance(r, dict) for r in c) for c in d.get("candidates", [])):
-        raise RunError(f"{where}: the selection record must hold a list of candidate ledgers")
+            isinstance(c, dict) or (isinstance(c, list) and all(isinstance(r, dict) for r in c))
+            for c in d.get("candidates", [])):
+        raise RunError(f"{where}: the selection record must hold a list of candidates")
     try:
         return SelectionRecord.from_dict(d)
     except (DPCoreError, TypeError, ValueError, KeyError) as exc:

@@ -10,21 +10,32 @@ covered choice instead:
 2. K is drawn from a truncated negative binomial (Theorem 2) or Poisson (Theorem 6) with a
    secret stream (dpcore.privacy.randomness), and K grid points uniformly with another;
 3. K fresh trials are trained and scored (runs NAME--trial001, …) on the sweep's backend;
-4. only the best trial is released: its ledger.json gets a SelectionRecord (candidates = the
-   grid's and the trials' ledgers), so the ε the store shows is the accountant's over the
-   extended ledger, the selection included.
+4. only the best trial is released, as its own run ROOT/NAME--selected: its ledger.json gets a
+   SelectionRecord (the rule, the grid's settings and Q's RDP bound, rounded up: the largest RDP
+   curve of any grid point's plan over a public range of noisy counts around the released ñ,
+   `public_base_curve`), so the ε the store shows is the accountant's over the closed ledger, and
+   config.json, model.json and status.json carry that same ε.
 
-K and the drawn points are secret: they are kept in ROOT/_sweeps/NAME.selection.json (private,
-like the runs root; never shared) so that a stopped selection resumes with the same draw instead
-of drawing again (re-drawing until a result pleases would void the guarantee).
+K, the drawn points, the trials and their ledgers, counts and scores are secret (the theorem
+needs K hidden; a trial's ledger tells its noisy count through q = B/ñ): they stay in the runs root
+(NAME--trialNNN, ROOT/_sweeps/NAME.selection.json and NAME.released.json, private like the rows)
+and never enter the released run, so that a stopped selection resumes with the same draw instead
+of drawing again (re-drawing until a result pleases would void the guarantee). Q's published
+bound is computed from public facts (the grid, the released run's ñ and the count's σ), not from
+the trials' ledgers, whose curves differ with their noisy counts (by ~30 % on 600 rows); only for a
+model whose plan does not tell its ledger (a trial's curve above the planned bound) does the bound
+fall back to including the trials' curves.
 Not covered: the held-out test rows the scores are computed on (the training rows are).
 """
 from __future__ import annotations
 
 import json
+import math
 import threading
 import time
 from pathlib import Path
+
+import numpy as np
 
 from dpcore.errors import InvalidParameter
 from dpcore.privacy.accountants.selection import (
@@ -134,14 +145,25 @@ def select_private(spec: SweepSpec, root, *, distribution: str = NEGATIVE_BINOMI
         out["note"] = "the selection did not finish: run it again (the same draw is kept)"
         return out
     if trials:
-        out.update(release_best(root, spec, sweep, trials, dist, metric))
+        out.update(release_best(root, spec, sweep, trials, dist, metric, configs=[cfg for _, cfg in points]))
     save_summary(root, f"{spec.name}.released", out)
     return out
 
 
-def release_best(root, spec: SweepSpec, sweep: dict, trials: list[dict], dist: dict, metric: str) -> dict:
-    """Close the best trial's ledger with the selection record; its ε is then the accountant's."""
-    from dpcore.privacy.ledger import SelectionRecord
+def released_name(name: str) -> str:
+    """The released run's folder: NAME--selected (a trial's own name, NAME--trialNNN, would tell
+    that at least NNN trials ran)."""
+    return f"{name}--selected"
+
+
+def release_best(root, spec: SweepSpec, sweep: dict, trials: list[dict], dist: dict, metric: str,
+                 configs: list | None = None) -> dict:
+    """Release the best trial as its own run, ROOT/NAME--selected, whose ledger is closed by the
+    selection record; its ε is then the accountant's, and config.json, model.json and status.json
+    carry that ε. The released run holds the trial's model, settings and training log and the
+    selection rule, never K nor another trial's ledger, count or score."""
+    from dpcore.privacy.accountant import DEFAULT_ORDERS, epsilon, epsilon_from_rdp, rdp
+    from dpcore.privacy.ledger import PrivacyLedger, SelectionRecord
     from dpcore.runs.store import Run
 
     scored = [t for t in trials if t.get(metric) is not None]
@@ -149,42 +171,123 @@ def release_best(root, spec: SweepSpec, sweep: dict, trials: list[dict], dist: d
         raise InvalidParameter(f"no trial has a {metric} score to select on")
     pick = min if metric in LOWER_IS_BETTER else max
     best = pick(scored, key=lambda t: t[metric])
-    run = Run(Path(root) / best["run"])
-    own = run.ledger()
-    if own.selection is not None:  # released already (a resumed call): nothing to add
-        from dpcore.privacy.accountant import epsilon
-        from dpcore.privacy.ledger import PrivacyLedger
-
+    name = released_name(spec.name)
+    target = Path(root) / name
+    if target.is_dir():  # released already (a resumed call): nothing to add
+        run = Run(target)
+        own = run.ledger()
         alone = PrivacyLedger(list(own.records))
-        return {"released": point_row(root, best["run"], best["params"]), "epsilon": run.epsilon,
+        base = np.maximum(rdp(alone), own.selection.base_curve(DEFAULT_ORDERS))
+        return {"released": point_row(root, name, best["params"]), "epsilon": run.epsilon,
                 "epsilon_single": epsilon(alone, run.delta),
-                "epsilon_base": base_epsilon(alone, own.selection.candidates, run.delta)}
-    seen, candidates = {json.dumps(own.to_list(), sort_keys=True)}, []
+                "epsilon_base": epsilon_from_rdp(base, DEFAULT_ORDERS, run.delta)[0]}
+    trial = Run(Path(root) / best["run"])
+    own, delta, single = trial.ledger(), trial.delta, trial.epsilon
+    configs = [cfg for _, cfg in point_configs(spec)] if configs is None else configs
+    curve = public_base_curve(configs, trial)
+    seen = np.zeros(len(DEFAULT_ORDERS))
     for row in list(sweep["runs"]) + trials:
-        led = Run(Path(root) / row["run"]).ledger()
-        key = json.dumps(led.to_list(), sort_keys=True)
-        if key not in seen:
-            seen.add(key)
-            candidates.append(tuple(led.records))
-    record = SelectionRecord(**dist, candidates=tuple(candidates), trials=len(trials))
-    single = run.epsilon
-    base = base_epsilon(own, candidates, run.delta)
-    eps = run.save_ledger(own.with_selection(record), run.delta, True)
-    run.set_status(run.raw_status().get("status", "done"), selection="private (Papernot & Steinke 2022)",
-                   epsilon=eps, released_at=time.strftime("%Y-%m-%dT%H:%M:%S"))
-    return {"released": point_row(root, best["run"], best["params"]), "epsilon": eps, "epsilon_single": single,
-            "epsilon_base": base}
+        seen = np.maximum(seen, rdp(Run(Path(root) / row["run"]).ledger(), DEFAULT_ORDERS))
+    if curve is None or np.any(seen > curve * (1 + 1e-9)):  # a model whose ledger its plan does not tell
+        curve = seen if curve is None else np.maximum(curve, seen)
+    record = SelectionRecord(**dist, candidates=tuple(dict(r["params"]) for r in sweep["runs"]),
+                             base_rdp=tuple(round_up(curve)), orders=tuple(DEFAULT_ORDERS))
+    closed = own.with_selection(record)
+    eps = epsilon(closed, delta)
+    _copy_released(trial, target, closed, delta, eps, best["params"])
+    base = np.maximum(rdp(own), record.base_curve(DEFAULT_ORDERS))
+    return {"released": point_row(root, name, best["params"]), "epsilon": eps, "epsilon_single": single,
+            "epsilon_base": epsilon_from_rdp(base, DEFAULT_ORDERS, delta)[0]}
 
 
-def base_epsilon(own, candidates, delta: float) -> float:
-    """ε of one trial of the base algorithm Q (a random grid point): the accountant's conversion of
-    the pointwise maximum of the grid's RDP curves — at least the largest ε of the grid."""
-    import numpy as np
+def _copy_released(trial, target: Path, closed, delta: float, eps: float, point: dict) -> None:
+    """The trial's folder copied to `target` with the released ε in every file that states one."""
+    import os
+    import shutil
+    import tempfile
 
-    from dpcore.privacy.accountant import DEFAULT_ORDERS, epsilon_from_rdp, rdp
-    from dpcore.privacy.ledger import PrivacyLedger
+    from dpcore.io import atomic_write_json
+    from dpcore.runs.safety import RunLock, read_json
+    from dpcore.runs.store import PARTIAL, Run
 
-    curve = rdp(own)
-    for c in candidates:
-        curve = np.maximum(curve, rdp(PrivacyLedger(list(c))))
-    return epsilon_from_rdp(curve, DEFAULT_ORDERS, delta)[0]
+    with RunLock(target.parent, target.name):
+        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}{PARTIAL}", dir=target.parent))
+        try:
+            for item in ("config.json", "status.json", "metrics.jsonl", "evaluation.json", "model"):
+                src = trial.path / item
+                if src.is_dir():
+                    shutil.copytree(src, tmp / item)
+                elif src.is_file():
+                    shutil.copy2(src, tmp / item)
+            cfg = read_json(tmp / "config.json")
+            cfg.update(name=target.name, params={**cfg["params"], "epsilon": eps})
+            atomic_write_json(tmp / "config.json", cfg)
+            meta_path = tmp / "model" / "model.json"
+            meta = json.loads(meta_path.read_text())
+            meta["config"] = {**meta["config"], "epsilon": eps}
+            meta["fit_result"] = {**(meta.get("fit_result") or {}), "epsilon": eps, "delta": delta}
+            atomic_write_json(meta_path, meta)
+            run = Run(tmp)
+            run.save_ledger(closed, delta, True)
+            st = {k: v for k, v in run.raw_status().items() if k not in ("pid", "host", "heartbeat")}
+            atomic_write_json(tmp / "status.json", {**st, "epsilon": eps, "released_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
+                                                    "selection": "private (Papernot & Steinke 2022)"})
+            os.replace(tmp, target)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+
+
+COUNT_SIGMAS = 8.0  # the public range of ñ: the released ñ ± 8 σ of the count's noise
+COUNT_GRID = 17     # ñ values planned across that range
+
+
+def public_base_curve(configs, released) -> np.ndarray | None:
+    """Q's RDP bound from public facts only: the largest RDP curve of any grid point's plan
+    (`Synthesizer.plan`, the ledger a run calibrates at its noisy count) over a grid of counts
+    spanning the released run's ñ ± COUNT_SIGMAS·σ (σ: the count record's public noise). Another
+    trial's ñ lies in that range unless its count noise and the released run's differ by more than
+    8 σ together (probability ≈ 1.5e-8 per trial). None for a model that releases no ñ."""
+    from dpcore.models import MODELS
+    from dpcore.models.synthesizer import DataFacts
+    from dpcore.privacy.accountant import DEFAULT_ORDERS, rdp
+    from dpcore.privacy.ledger import MechanismRecord, PrivacyLedger
+
+    meta = json.loads((released.model_dir / "model.json").read_text())
+    n_pub, records = meta.get("released_rows"), list(released.ledger())
+    first = next((i for i, r in enumerate(records) if r.name == "dataset-size"), None)
+    if not isinstance(n_pub, int) or first is None:
+        return None
+    sigma = records[first].noise_multiplier * records[first].sensitivity
+    shape = (meta.get("template") or {}).get("image_shape")
+    spent = tuple(r.to_dict() for r in records[:first])  # the data's own DP preprocessing
+    counts = np.unique(np.round(np.linspace(max(2.0, n_pub - COUNT_SIGMAS * sigma), n_pub + COUNT_SIGMAS * sigma,
+                                            COUNT_GRID)).astype(int))
+    curve = np.zeros(len(DEFAULT_ORDERS))
+    for cfg in configs:
+        model = MODELS[cfg.model]
+        for n in counts:
+            facts = DataFacts(n=int(n), n_features=meta["n_features"], n_classes=meta["n_classes"],
+                              image_shape=None if shape is None else tuple(shape), spent=spent)
+            try:
+                plan = model.plan(cfg.model_config(), facts)
+            except InvalidParameter:  # a count this point cannot train on: such a trial releases nothing
+                continue
+            led = PrivacyLedger([r if isinstance(r, MechanismRecord) else MechanismRecord.from_dict(r)
+                                 for r in plan.ledger])
+            curve = np.maximum(curve, rdp(led, DEFAULT_ORDERS))
+    return curve
+
+
+def round_up(curve, digits: int = 3) -> list[float]:
+    """Each value rounded up to `digits` significant digits (a bound stays a bound; the stored
+    numbers stay short). It does not hide the noisy counts behind the curves (see module doc)."""
+    out = []
+    for v in np.asarray(curve, float):
+        if v <= 0 or not math.isfinite(v):
+            out.append(max(float(v), 0.0))
+            continue
+        scale = 10.0 ** (digits - 1 - math.floor(math.log10(v)))
+        r = math.ceil(v * scale) / scale
+        out.append(r if r >= v else float(np.nextafter(v, math.inf)))
+    return out

@@ -32,6 +32,7 @@ from dpcore.runs.safety import (as_number, check_config, check_ledger, check_mod
                                 selection_record)
 
 STATUSES = ("created", "running", "done", "stopped", "failed", "interrupted")
+INCONSISTENT_STATUS = "inconsistent"  # listed only: the ledger's stored copies disagree (dpcore.runs.verify)
 PARTIAL = ".partial-"
 MAX_METRICS_BYTES = 256 * 2**20
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._=+-]{0,127}$")
@@ -292,14 +293,26 @@ class Run:
             led.selection = selection_record(d["selection"], "ledger.json")
         return led
 
+    def check(self):
+        """The ledger check every opener makes (dpcore.runs.verify): ε recomputed and compared
+        (again whenever one of the run's files changed since the last check of this object)."""
+        from dpcore.runs.verify import check_run, files_key
+
+        key = files_key(self)
+        cached = getattr(self, "_check", None)
+        if cached is None or cached[0] != key:
+            self._check = (key, check_run(self))
+        return self._check[1]
+
     @property
     def epsilon(self) -> float:
-        """The accountant's ε of the saved ledger (inf for non-private models, nan before saving)."""
-        return _num(self._ledger_json().get("epsilon"))
+        """The accountant's ε over the saved ledger, recomputed now (inf for non-private models;
+        nan before saving and for a run whose stored copies disagree, see dpcore.runs.verify)."""
+        return self.check().epsilon
 
     @property
     def delta(self) -> float:
-        return _num(self._ledger_json().get("delta"))
+        return self.check().delta
 
     # ------------------------------------------------------------------ model and data
     @property
@@ -316,6 +329,9 @@ class Run:
         if not self.has_model():
             raise RunError(f"run {self.name!r} has no saved model (status: {self.status()['status']})")
         check_model_files(self.model_dir, self.config.model)
+        from dpcore.runs.verify import require_consistent
+
+        require_consistent(self)  # an edited ledger is never opened as a private run
         try:
             return load_model(self.model_dir)
         except DPCoreError as exc:
@@ -329,15 +345,17 @@ class Run:
         return self.config.data.load()
 
     def summary(self) -> RunSummary:
+        """One line of the runs table; ε is the accountant's, recomputed now (dpcore.runs.verify):
+        a run whose stored copies disagree is listed as "inconsistent", without an ε."""
         st = self.status()
-        led = self._ledger_json()
+        check = self.check()
         return RunSummary(name=self.name, path=str(self.path), model=self.config.model,
-                          dataset=self.config.data.label, status=st.get("status", "created"),
-                          epsilon=_num(led.get("epsilon")), delta=_num(led.get("delta")),
+                          dataset=self.config.data.label,
+                          status=st.get("status", "created") if check.consistent else INCONSISTENT_STATUS,
+                          epsilon=check.epsilon, delta=check.delta,
                           created=st.get("created"), finished=st.get("finished"),
-                          seconds=st.get("seconds"), message=st.get("message"),
-                          params=dict(self.config.params),
-                          seeded_noise=ledger_records(led.get("records", []), "ledger.json").reproducible_noise)
+                          seconds=st.get("seconds"), message=check.message or st.get("message"),
+                          params=dict(self.config.params), seeded_noise=check.seeded_noise)
 
     def __repr__(self) -> str:
         return f"Run({str(self.path)!r})"

@@ -51,6 +51,10 @@ def runs_table(summaries, *, seconds_fmt=None) -> pd.DataFrame:
     from dpcore.report import headline, load_evaluation
 
     def guarantee(s) -> str:
+        if s.status == "inconsistent":
+            from dpcore.runs.verify import INCONSISTENT
+
+            return INCONSISTENT
         if s.seeded_noise:
             return NOT_PRIVATE
         if s.epsilon is None or math.isnan(s.epsilon):

@@ -405,6 +405,30 @@ def test_runs_page_manage_and_report(finished, runs_dir):
     assert not at.exception and not (runs_dir / "renamed-run").exists()
 
 
+def test_an_edited_run_is_listed_inconsistent_and_never_exported(finished, runs_dir):
+    """ε is recomputed when the Runs page opens a run: an edited ledger.json is "ledger inconsistent
+    (edited?)", without ε or exports, and the pages that show a run's privacy do not offer it."""
+    import shutil
+
+    from dpcore.runs.verify import INCONSISTENT
+    from dpcore.text import md
+
+    path = shutil.copytree(finished[0].path, runs_dir / "edited-ledger")
+    try:
+        d = json.loads((path / "ledger.json").read_text())
+        (path / "ledger.json").write_text(json.dumps({**d, "epsilon": 0.01}))
+        at = _app("app_pages/runs.py")
+        row = at.dataframe[0].value.set_index("run").loc["edited-ledger"]
+        assert row["guarantee"] == INCONSISTENT and row["ε"] == "—" and row["status"] == "inconsistent"
+        at.selectbox(key="runs.selected").set_value("edited-ledger").run()
+        assert not at.exception and any(md(INCONSISTENT) in e.value for e in at.error)  # escaped markdown
+        assert not [b.key for b in at.button if b.key and b.key.startswith("runs.export")]
+        at = _app("app_pages/privacy.py")
+        assert "edited-ledger" not in at.selectbox(key="privacy.run").options
+    finally:
+        shutil.rmtree(path)
+
+
 def test_runs_page_sweep(finished, runs_dir):
     at = _app("app_pages/train.py")
     _tiny(at)  # the sweep reuses the Train page's settings

@@ -166,3 +166,63 @@ def test_private_report_lists_the_synthetic_sets_warnings_escaped(table_run, mon
     notes = text[text.index("<h2>Notes"):].split("<h2>")[1]
     assert "Warning: 1 of 2 classes never appear in the synthetic data (&lt;b&gt;yes&lt;/b&gt;)" in notes
     assert "<b>yes</b>" not in text
+
+
+GREEN = "every output in this file is listed as covered by ε"
+
+
+def _badge(text):
+    m = re.search(r"<div class='(shareable|partial|private page)'>(.*?)</div>", text)
+    assert m, "no badge"
+    return m.group(1), m.group(2)
+
+
+def test_the_badge_is_green_only_when_the_whole_run_is_covered(run):
+    from dpcore.report import load_bundle, run_report
+
+    kind, badge = _badge(run_report(run.path, bundle=load_bundle(run.path, n_samples=10)))
+    assert kind == "shareable" and GREEN in badge
+
+
+def test_an_inferred_schema_release_names_it_and_never_calls_its_rows_covered(table_run):
+    """The schema of `table_run` was read from its rows (no declared bounds): the exact min/max and
+    every category, even one seen once, reach the synthetic rows outside the ledger."""
+    from dpcore.report import load_bundle, run_report
+
+    b = load_bundle(table_run.path, n_samples=10)
+    assert not b.model.template.preprocessing_private
+    text = run_report(table_run.path, bundle=b)
+    kind, badge = _badge(text)
+    assert kind == "partial" and GREEN not in text and "inferred schema" in badge
+    table = text[text.index("<h2>What ε covers"):].split("<h2>")[1]
+    for label in ("Synthetic rows drawn from the trained generator", "The trained generator&#x27;s weights"):
+        row = table[table.index(label):].split("</tr>")[0]
+        assert "<td>not covered</td>" in row and "one row" in row, row
+    omitted = text[text.index("<h2>Deliberately omitted"):]
+    assert "Scaling bounds or categories read from the raw data —" not in omitted
+    assert "Included although not covered" in omitted
+
+
+@pytest.fixture(scope="module")
+def uncovered_runs(tmp_path_factory):
+    """A private run trained with seeded noise (a debugging mode) and a VAE (ε = ∞)."""
+    import torch
+
+    from dpcore.runs import RunConfig, train_run
+
+    torch.set_num_threads(2)
+    root = tmp_path_factory.mktemp("uncovered")
+    data = {"dataset": "digits", "n": 400}
+    seeded = train_run(RunConfig("p3gm", {"epochs": 1, "hidden": 16, "warmup_steps": 5, "pca_dim": 8,
+                                          "batch_size": 100, "reproducible_noise": True}, data), root, name="seeded")
+    plain = train_run(RunConfig("vae", {"epochs": 1, "hidden": 16, "latent_dim": 2}, data), root, name="vae")
+    return seeded, plain
+
+
+@pytest.mark.parametrize("which, words", [(0, "seeded noise"), (1, "ε = ∞")])
+def test_seeded_noise_and_non_private_releases_say_so_in_the_badge(uncovered_runs, which, words):
+    from dpcore.report import load_bundle, run_report
+
+    run = uncovered_runs[which]
+    kind, badge = _badge(run_report(run.path, bundle=load_bundle(run.path, n_samples=10)))
+    assert kind == "partial" and GREEN not in badge and words in badge, badge

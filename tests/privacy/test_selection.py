@@ -87,12 +87,21 @@ def test_selected_ledger_costs_more_and_the_accountant_applies_the_theorem():
     want = epsilon_from_rdp(tnb_selection_rdp(rdp(base), DEFAULT_ORDERS, 1.0, 0.1), DEFAULT_ORDERS, 1e-5)[0]
     assert epsilon(closed, 1e-5) == pytest.approx(want, rel=1e-12)
     assert epsilon(closed, 1e-5) > epsilon(base, 1e-5) + 0.1
-    # a candidate with less noise bounds the base algorithm from above: ε grows
-    louder = SelectionRecord("negative_binomial", eta=1.0, gamma=0.1,
-                             candidates=((MechanismRecord("pca", "gaussian", 2.0),),))
+    # a grid point with less noise bounds the base algorithm from above: ε grows
+    other = rdp(PrivacyLedger([MechanismRecord("pca", "gaussian", 2.0)]))
+    louder = SelectionRecord("negative_binomial", eta=1.0, gamma=0.1, candidates=({"encoder_share": 0.1},),
+                             base_rdp=tuple(other), orders=tuple(DEFAULT_ORDERS))
     assert epsilon(base.with_selection(louder), 1e-5) > epsilon(closed, 1e-5)
     again = SelectionRecord.from_dict(louder.to_dict())
-    assert again == louder
+    assert again == louder and "trials" not in louder.to_dict()
+    # the old form (candidate ledgers and K) still reads, with the same ε
+    old = {**sel.to_dict(), "trials": 3, "candidates": [[{"name": "pca", "mechanism": "gaussian",
+                                                          "noise_multiplier": 2.0}]]}
+    del old["base_rdp"], old["orders"]
+    assert epsilon(base.with_selection(SelectionRecord.from_dict(old)), 1e-5) == pytest.approx(
+        epsilon(base.with_selection(louder), 1e-5), rel=1e-12)
+    # between and beyond the stored orders the bound rounds up (RDP grows with the order)
+    assert list(louder.base_curve([DEFAULT_ORDERS[0] - 0.5, 1e9])) == [other[0], math.inf]
     with pytest.raises(InvalidParameter):
         closed.add(MechanismRecord("late", "gaussian", 1.0))
 
@@ -115,3 +124,21 @@ def test_draws_follow_the_distribution():
     ks = [draw_trials(rng, "negative_binomial", eta=0.0, gamma=0.1) for _ in range(4000)]
     assert np.mean(ks) == pytest.approx(expected_trials("negative_binomial", 0.0, 0.1), rel=0.08)
     assert delta_from_rdp([0.5], [2.0], 10.0)[0] < 1e-3
+
+
+def test_analyses_without_a_selection_bound_say_they_do_not_apply():
+    """PLD and the sequential baseline know no private selection: on a selected run they say so
+    (never a smaller ε), the PLD profile draws no curve, and the budget table shows the selection."""
+    from dpcore.figures import composition_figure, pld_figure
+    from dpcore.privacy.budget import budget_share, composition_table
+
+    closed = PrivacyLedger([MechanismRecord("pca", "gaussian", 5.0)]).with_selection(SelectionRecord("poisson", mu=3.0))
+    rows = {r["analysis"]: r for r in composition_table(closed, 1e-5)}
+    assert rows["RDP, tight (reported)"]["epsilon"] == pytest.approx(epsilon(closed, 1e-5), rel=1e-12)
+    for name in ("PLD (dp-accounting)", "Sequential (paper's baseline)"):
+        assert math.isnan(rows[name]["epsilon"]) and "does not apply" in rows[name]["note"]
+    assert "does not apply" in composition_figure(closed, 1e-5).data[0].text[2]
+    assert len(pld_figure(closed, 1e-5).data) == 1  # the reported point only
+    shares, _, _ = budget_share(closed, 1e-5)
+    assert [r["name"] for r in shares] == ["pca", "private selection"] and sum(r["share"] for r in shares) == \
+        pytest.approx(1.0)

@@ -152,9 +152,9 @@ def rdp(ledger, orders=DEFAULT_ORDERS) -> np.ndarray:
     """RDP of the whole ledger at `orders`: the sum of the records' curves (RDP composition).
 
     A ledger closed by private selection (`ledger.selection`): the base algorithm's curve is the
-    pointwise maximum over its own records and each candidate ledger (a random grid point is a
-    mixture, and Rényi divergence is jointly quasi-convex), then the selection theorem applies
-    (dpcore.privacy.accountants.selection)."""
+    pointwise maximum of its own records' curve and the record's bound on the other grid points
+    (`SelectionRecord.base_curve`: a random grid point is a mixture, and Rényi divergence is jointly
+    quasi-convex), then the selection theorem applies (dpcore.privacy.accountants.selection)."""
     orders = np.asarray(orders, float)
     led = _as_ledger(ledger)
     total = _records_rdp(led, orders)
@@ -162,8 +162,7 @@ def rdp(ledger, orders=DEFAULT_ORDERS) -> np.ndarray:
     if sel is not None:
         from dpcore.privacy.accountants.selection import selection_rdp
 
-        for cand in sel.candidates:
-            total = np.maximum(total, _records_rdp(cand, orders))
+        total = np.maximum(total, sel.base_curve(orders))
         total = selection_rdp(total, orders, sel.distribution, sel.eta, sel.gamma, sel.mu)
     return total
 
