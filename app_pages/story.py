@@ -15,7 +15,7 @@ st.caption("Privacy in one screen: a private model (P3GM) and a model trained wi
 # ------------------------------------------------------------------ train the pair
 choice = ui.data_choice()
 train, _ = ui.load_data(choice)
-eps = story.default_epsilon(train.n)
+eps = story.default_epsilon(ui.public_size(choice, train.n))  # a file's size is private: a constant
 handle = st.session_state.get("story.handle")
 busy = handle is not None and handle.is_alive()
 st.button(f"Train the story pair on {ui.data_label()}", type="primary", icon=":material/play_arrow:",

@@ -75,7 +75,7 @@ class DataConfig:
         if self.test_csv is not None and self.csv is None:
             raise InvalidParameter("test_csv (--test) applies to a csv file only")
 
-    def load(self, noise=None, schema=None):
+    def load(self, noise=None, schema=None, max_bytes: int | None = None):
         """(train, test) Datasets; test is None when test_size is 0 and no test_csv is given (the
         model fits on every row; utility and membership attacks then have no held-out rows).
 
@@ -84,6 +84,7 @@ class DataConfig:
         set's meta["privacy_records"], which the model's ledger starts with. `schema`: the schema
         a trained model saved (re-reading a run's data: no new noisy release, the same bounds).
         The split and the row limit decide each row on its own by the file's secret split key.
+        max_bytes: the file's size cap (the app's upload limit; None = read_csv's default).
         """
         from dpcore.data import load_split, read_csv, train_test_split
         from dpcore.data.split import all_rows, keyed_subset
@@ -98,10 +99,11 @@ class DataConfig:
             from dpcore.privacy.randomness import NoiseSource
 
             noise = NoiseSource.secret()
+        cap = {} if max_bytes is None else {"max_bytes": max_bytes}
         if schema is not None:
-            ds = read_csv(self.csv, schema=schema, delimiter=self.delimiter, name=self.name)
+            ds = read_csv(self.csv, schema=schema, delimiter=self.delimiter, name=self.name, **cap)
         else:
-            ds = read_csv(self.csv, target=self.target, delimiter=self.delimiter, types=self.types,
+            ds = read_csv(self.csv, target=self.target, **cap, delimiter=self.delimiter, types=self.types,
                           bounds=self.bounds, categories=self.categories, name=self.name,
                           undeclared="data" if self.dp_bounds_noise is None else "dp",
                           bounds_noise_multiplier=self.dp_bounds_noise or 10.0,

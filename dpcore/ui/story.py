@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import math
 
-from dpcore.ui.defaults import budget_note, default_epsilon, leaky_epochs, size_defaults  # noqa: F401 (re-exported)
+from dpcore.ui.defaults import (budget_note, default_epsilon, leaky_epochs, public_size,  # noqa: F401 (re-exported)
+                                size_defaults)
 
 MISSING = "—"
 
@@ -47,9 +48,9 @@ def story_configs(data: dict, n: int, seed: int = 0) -> list:
     from dpcore.runs import RunConfig
     from dpcore.ui.forms import default_delta
 
-    sized = size_defaults(n)
+    sized = size_defaults(public_size(data, n))  # a file's size is private: constants then
     leaky = preset(LEAKY_MODEL, LEAKY_PRESET)
-    params = {"epsilon": sized["epsilon"], "delta": default_delta(n), "seed": seed}
+    params = {"epsilon": sized["epsilon"], "delta": default_delta(), "seed": seed}
     if sized["epochs"] is not None:
         params["epochs"] = sized["epochs"]
     private = RunConfig(model=PRIVATE_MODEL, params=params, data=dict(data))
