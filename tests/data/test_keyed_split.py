@@ -93,3 +93,26 @@ def test_row_limit_on_a_file_is_per_row_and_ledgered(tmp_path):
     again, _ = cfg.load()  # a run re-reading its data: the same share, the same rows, no new count
     assert _multiset(again) == _multiset(tr0) and not any(
         r["name"].startswith("file-size") for r in again.meta["privacy_records"])
+
+
+def test_cli_rows_on_a_file_is_ledgered_and_rereads_the_same_rows(tmp_path, capsys):
+    import json
+
+    from dpcore.cli import main
+    from dpcore.runs import Run
+
+    d = _write(tmp_path / "d.csv", _rows(600))
+    schema = tmp_path / "s.json"
+    schema.write_text(json.dumps(DECLARED))
+    out = tmp_path / "runs" / "r"
+    assert main(["train", "--model", "dp-vae", "--data", str(d), "--schema", str(schema), "--rows", "200",
+                 "--hidden", "8", "--epochs", "1", "--out", str(out), "--json"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    names = [r["name"] for r in res["ledger"]]
+    assert names[:2] == ["file-size (row limit)", "dataset-size"] and res["private"] is True
+    assert res["epsilon"] == pytest.approx(1.0, rel=1e-3)  # both counts inside the target
+    run = Run(out)
+    share = run.config.data.rows_share
+    assert 0.2 < share < 0.5
+    a, b = run.load_data(), run.load_data()
+    assert _multiset(a[0]) == _multiset(b[0]) and _multiset(a[1]) == _multiset(b[1])
