@@ -147,6 +147,10 @@ def test_the_runs_resolve_auto_settings_from_the_released_count(tables, pinned_c
     assert saved["config"]["epochs"] == min(MAX_AUTO_EPOCHS, max(4, -(-TABLE_STEPS * batch // RELEASED_N)))
     config = json.loads((out / "config.json").read_text())
     assert config["params"]["batch_size"] is None and config["params"]["epochs"] is None  # "auto"
+    from dpcore.release import settings_section
+    from dpcore.report import load_bundle
+
+    assert f"auto → {batch} from ñ" in settings_section(load_bundle(out, n_samples=10))[1]
 
 
 def test_data_choice_defaults_are_the_same_for_neighbours(tables):
