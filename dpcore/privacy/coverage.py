@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 NEIGHBOURING = ("Neighbouring datasets differ by adding or removing one row of the file you hand over; the "
-                "number of rows is released only as a noisy count recorded in the ledger, and a file's "
-                "train/test split decides each row on its own (a keyed hash with a secret key kept beside "
+                "number of rows is released only as a noisy count recorded in the ledger, and the "
+                "train/test split of a file decides each row on its own (a keyed hash with a secret key kept beside "
                 "the file), so neighbouring files give training sets that differ by at most that row.")
 NOT_PRIVATE = "not private: noise reproducible from the seed"
 SEEDED_EXPLAINER = ("This run was trained with reproducible_noise (a debugging mode): its mechanism noise "
@@ -43,7 +43,7 @@ CATALOGUE: tuple[Output, ...] = (
            "chosen by the user or constants; an 'auto' setting that depends on the size (epochs, batch) is "
            "stored as auto and resolved in the run from the released noisy count, never from the exact rows"),
     Output("real_rows", "Real training and test rows", False, "the private data itself"),
-    Output("split_key", "A file's split key (.NAME.split-key beside it) and which rows are test rows", False,
+    Output("split_key", "The split key of a file (kept beside it) and which rows are test rows", False,
            "kept with the data owner; the split key is never copied into a run, a report or a release"),
     Output("row_counts", "Exact row counts", False,
            "neighbours differ by one row, so the exact count is private; only the noisy count is released"),
