@@ -142,7 +142,10 @@ def _csv_form(current: dict) -> dict | None:
     test_size = c1.slider("Test share", 0.05, 0.5, float(current.get("test_size", 0.2)), 0.05,
                           key="data.csv_test_size")
     split_seed = c2.number_input("Split seed", 0, 10_000, int(current.get("split_seed", 0)),
-                                 key="data.csv_split_seed")
+                                 key="data.csv_split_seed", disabled=True,
+                                 help="Not used for a file: each row goes to train or test by a keyed hash of "
+                                      "the row, with a secret key kept beside the upload, so one row more or "
+                                      "less changes only that row's side and every run shares one test set.")
     if not st.button("Use this table", type="primary", key="data.use_csv"):
         return None
     types, bounds, cats = {}, {}, {}
@@ -209,7 +212,7 @@ m[2].metric("Model features", f"{train.n_features:,}", help="Encoded width: one-
 m[3].metric("Classes", train.n_classes or "—")
 from dpcore.ui.story import budget_note  # noqa: E402
 
-st.caption(budget_note(train.n))
+st.caption(budget_note(train.n, current))
 if why := ui.dataset_why(current.get("dataset"), train.n):
     st.caption(why)
 if not train.preprocessing_private:
@@ -247,9 +250,10 @@ with t2:
         st.caption("Rows per class in each split. Rare classes are the hardest to learn privately.")
 with t3:
     meta = train.meta
-    st.markdown(f"- Split: **{meta.get('split', '—')}**, seed {meta.get('split_seed', '—')}, "
-                f"test share {meta.get('test_size', float('nan')):.0%}" if isinstance(meta.get('test_size'), float)
-                else f"- Split: **{meta.get('split', '—')}**")
+    how = f"seed {meta.get('split_seed')}" if "split_seed" in meta else "each row by the file's secret key"
+    share = meta.get("test_size")
+    st.markdown(f"- Split: **{meta.get('split', '—')}**, {how}"
+                + (f", test share {share:.0%}" if isinstance(share, float) else ""))
     if meta.get("pixel_domain"):
         st.markdown(f"- Pixel domain: {meta['pixel_domain']} — public, so scaling costs no privacy.")
     if train.schema is not None:

@@ -106,7 +106,7 @@ fields = {p.name: p for p in ui.config_fields(info["config_class"])}
 defaults = {name: p.default for name, p in fields.items()}
 sized = {}  # the Story's private model starts from the ε and epochs this dataset's size calls for;
 if model == ui.DEFAULT_MODEL:  # such a widget is keyed by its default, so another size starts afresh
-    sized = {name: v for name, v in ui.size_defaults(train.n).items()
+    sized = {name: v for name, v in ui.size_defaults(ui.public_size(ui.data_choice(), train.n)).items()
              if v is not None and name in fields and v != fields[name].default}
     defaults.update(sized)
 params: dict = {}
@@ -159,13 +159,15 @@ with left:
             "Total ε", eps_opts, value=default_eps, key=k + "epsilon" + (f".d{default_eps:g}" if "epsilon" in sized else ""),
             help=fields["epsilon"].help, format_func=lambda v: f"{v:g}")
         if model == ui.DEFAULT_MODEL:
-            st.caption(f"Default ε = {default_eps:g} for {train.n:,} training rows (small data needs a larger ε).")
-        d0 = ui.default_delta(train.n)
+            st.caption(f"Default ε = {default_eps:g} for {train.n:,} training rows (small data needs a larger ε)."
+                       if ui.public_size(ui.data_choice(), train.n) is not None else
+                       f"Default ε = {default_eps:g}: a file's row count is private, so its defaults are "
+                       "constants (epochs and batch are resolved from the released noisy count in the run).")
+        d0 = ui.default_delta()
         params["delta"] = st.number_input(
             "δ", min_value=1e-12, max_value=0.1, value=d0, step=1e-6, format="%.1e",
-            key=k + f"delta.{train.n}", help="Default: the smaller of 10⁻⁵ and 1/n^1.1.")
-        st.caption(f"Default δ = min(10⁻⁵, 1/n^1.1) with n = {train.n:,} → **{d0:.1e}** "
-                   f"(1/n^1.1 = {1 / train.n ** 1.1:.1e}).")
+            key=k + "delta", help="Default: 10⁻⁵ for every dataset (a δ computed from the row count "
+                                  "would publish it).")
         if params["delta"] >= 1 / train.n:
             st.warning(f"δ ≥ 1/n = {1 / train.n:.1e}: the guarantee would allow leaking a whole record.",
                        icon=":material/warning:")

@@ -227,7 +227,14 @@ def _run_facts(bundle) -> dict[str, Any]:
 
 
 def settings_section(bundle) -> tuple[str, str]:
-    return ("Settings", params_table(dict(bundle.run.config.params)))
+    """The run's settings; a size-dependent auto field reads "auto → V from ñ" (config.json keeps it
+    auto, the model the value the run resolved from its released noisy count)."""
+    params = dict(bundle.run.config.params)
+    trained = getattr(getattr(bundle, "model", None), "config", None)
+    for name in getattr(type(getattr(bundle, "model", None)), "size_auto_fields", ()):
+        if params.get(name) is None and getattr(trained, name, None) is not None:
+            params[name] = f"auto → {getattr(trained, name)} from ñ"
+    return ("Settings", params_table(params))
 
 
 def summary_items(bundle, *, n_synthetic: int) -> list[tuple[str, str]]:

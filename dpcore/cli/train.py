@@ -106,8 +106,10 @@ def register(sub) -> None:
                      "(utility and membership attacks then have no held-out rows)")
     src.add_argument("--test", metavar="FILE.csv", help="held-out rows of --data from a second CSV with the same "
                      "columns, read with --data's schema (then --data is not split)")
-    src.add_argument("--split-seed", type=int, default=0, help="seed of the train/test split")
-    src.add_argument("--rows", type=int, default=None, help="keep a seeded subset of at most ROWS rows")
+    src.add_argument("--split-seed", type=int, default=0, help="seed of a built-in's train/test split (a --data file is split row by row with "
+                          "a secret key kept beside it)")
+    src.add_argument("--rows", type=int, default=None, help="built-ins: keep a seeded subset of at most ROWS rows; --data: keep each row on its "
+                          "own (keyed hash) with probability ROWS/Ñ, Ñ a ledgered noisy row count")
     src.add_argument("--outlier", action="store_true", help="add one all-white image to the training rows")
     src.add_argument("--schema", "--declare", dest="declare", metavar="SCHEMA.json",
                      help='the public schema of --data: {"types": {col: kind}, "bounds": {col: [lo, hi]}, '
@@ -241,6 +243,10 @@ def _report(args, run, plan, seconds: float) -> int:
     if metrics:
         out["final_losses"] = metrics[-1].get("losses", {})
     saved = _model_json(run.path)
+    if isinstance(saved.get("config"), dict):  # what trained: auto fields as the run resolved them (from ñ)
+        out["auto"] = {k: saved["config"].get(k) for k, v in cfg.params.items() if v is None
+                       and saved["config"].get(k) is not None}
+        out["params"] = {**cfg.params, **out["auto"]}
     claim = _privacy_claim(saved)
     if claim:
         out["privacy_claim"] = claim

@@ -21,6 +21,7 @@ from dpcore.data.dp_bounds import privatise_bounds
 from dpcore.data.encoder import MISSING_MODES, TabularEncoder
 from dpcore.data.conform import conform
 from dpcore.data.profile import text_profile
+from dpcore.data.split import row_digests
 from dpcore.data.schema import (DEFAULT_MAX_LEVELS, Schema, _is_text, cast_frame, declared_kind, infer_schema,
                                is_missing)
 from dpcore.errors import DataError, InvalidParameter
@@ -244,6 +245,7 @@ def dataset_from_frame(frame: pd.DataFrame, *, name: str = "table", target: str 
     if schema is None:
         schema = infer_schema(frame, target=target, types=types, bounds=bounds, categories=categories,
                               nullable=nullable, max_levels=max_levels)
+    row_ids = row_digests(frame)  # each row's identity for a keyed split (before columns are narrowed)
     frame = frame[[c for c in schema.names if c in frame.columns]]
     records = []
     if undeclared == "dp":
@@ -258,7 +260,7 @@ def dataset_from_frame(frame: pd.DataFrame, *, name: str = "table", target: str 
     encoder = TabularEncoder(schema, missing=missing)
     features, labels = encoder._encode_canonical(canon)
     return Dataset(name=name, features=features, labels=labels, label_names=schema.label_names,
-                   schema=schema, encoder=encoder, preprocessing_private=schema.private,
+                   schema=schema, encoder=encoder, preprocessing_private=schema.private, row_ids=row_ids,
                    meta={**(meta or {}), "missing": missing, "data_derived": schema.data_derived,
                          "privacy_records": records})
 

@@ -36,6 +36,9 @@ class Dataset:
     preprocessing_private: False when scaling bounds/categories came from the data without noise
         ("preprocessing not covered by ε" must then be shown wherever the run is shown).
     meta: free-form provenance (source path, split seed, ...).
+    row_ids: (n, 2) uint64 identities of a file's rows (content digest, occurrence index; see
+        dpcore.data.split.row_digests), what a keyed split decides each row by; None for built-ins.
+        Private (they identify rows): never saved or published.
     """
 
     name: str
@@ -48,6 +51,7 @@ class Dataset:
     outlier_index: int | None = None
     preprocessing_private: bool = True
     meta: dict = field(default_factory=dict)
+    row_ids: np.ndarray | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         self.features = np.ascontiguousarray(self.features, dtype=np.float32)
@@ -102,6 +106,7 @@ class Dataset:
             outlier_index=outlier,
             preprocessing_private=self.preprocessing_private,
             meta=dict(self.meta),
+            row_ids=None if self.row_ids is None else self.row_ids[index],
         )
 
     def with_features(self, features: np.ndarray, labels: np.ndarray | None) -> "Dataset":

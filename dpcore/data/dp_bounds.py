@@ -27,15 +27,17 @@ THRESHOLD_SDS = 3.0
 
 
 def privatise_bounds(frame: pd.DataFrame, schema: Schema, *, noise_multiplier: float = 10.0,
-                     seed: int | None = None, columns: list[str] | None = None
+                     seed: "int | np.random.Generator | None" = None, columns: list[str] | None = None
                      ) -> tuple[Schema, dict | None]:
     """Replace data-derived bounds of numeric/integer columns by noisy-histogram bounds.
 
     Returns the new schema (those columns get origin "dp") and the ledger record as a dict in
     `MechanismRecord.to_dict()` form (None when no column needed it); dpcore.data sits below
     dpcore.privacy, so models turn it into a record with `MechanismRecord.from_dict`. `noise_multiplier` σ: noise std is σ·√k on every count.
-    seed: None (default) draws the noise from fresh OS entropy (a secret 128-bit SeedSequence); an
-    int makes it reproducible and the record says "seeded" (not private: debugging only).
+    seed: a run passes its secret noise stream (`NoiseSource.numpy("dp-bounds")`, dpcore.runs.store);
+    None draws the noise from fresh OS entropy (a secret 128-bit SeedSequence); an int, or a
+    generator that does not declare itself secret (`dp_noise_kind`), makes the record say
+    "seeded" (not private: debugging only).
     """
     sigma = check_positive("noise_multiplier", noise_multiplier)
     todo = [c for c in schema.feature_columns if c.is_continuous and c.origin == "data"
@@ -66,5 +68,12 @@ def privatise_bounds(frame: pd.DataFrame, schema: Schema, *, noise_multiplier: f
         new = new.with_column(spec.name, lower=lo, upper=hi, origin="dp", decimals=None)
     record = {"name": "preprocessing: noisy bounds", "mechanism": "gaussian", "noise_multiplier": sigma,
               "sampling_rate": 1.0, "steps": 1, "sensitivity": sensitivity,
-              "noise": "secret" if seed is None else "seeded"}
+              "noise": _noise_kind(seed)}
     return new, record
+
+
+def _noise_kind(seed) -> str:
+    """"secret" for fresh OS entropy or a generator dpcore.privacy made secret, else "seeded"."""
+    if seed is None:
+        return "secret"
+    return "secret" if getattr(seed, "dp_noise_kind", None) == "secret" else "seeded"

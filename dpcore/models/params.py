@@ -157,8 +157,11 @@ def epsilon_field(default: float, help: str, *, finite: bool = True):
     return hparam(default, help, low=0, low_open=True, finite=finite, group="budget")
 
 
+DEFAULT_DELTA = 1e-5  # every model's δ default, a constant (the app's too: dpcore.ui.defaults)
+
+
 def delta_field(help: str = "δ of the (ε, δ) guarantee", group: str = "budget"):
-    return hparam(1e-5, help, low=0, high=1, low_open=True, high_open=True, group=group)
+    return hparam(DEFAULT_DELTA, help, low=0, high=1, low_open=True, high_open=True, group=group)
 
 
 def positive(default, help: str, **kw):

@@ -31,8 +31,8 @@ def auto_batch(config, facts: DataFacts, adapted: dict, limits: dict) -> int:
         auto = next(p.auto for p in config_fields(type(config)) if p.name == "batch_size")
         batch = auto if auto < n else max(1, n // 4)
         if batch != auto:
-            adapted["batch_size"] = f"{auto} → {batch}: a quarter of the {n} training rows"
-    elif batch >= n:
+            adapted["batch_size"] = f"{auto} → {batch}: a quarter of the {_rows(facts)}"
+    elif batch >= n and not facts.released:  # a run's ñ may fall below it: q = min(1, B/ñ)
         raise InvalidParameter(f"batch_size ({batch}) must be smaller than the training rows ({n})")
     return batch
 
@@ -67,12 +67,18 @@ def auto_epochs(config, facts: DataFacts, batch: int, adapted: dict) -> int:
     epochs = min(MAX_AUTO_EPOCHS, max(auto, -(-TABLE_STEPS * batch // facts.n)))
     if epochs != auto:
         adapted["epochs"] = (f"{auto} → {epochs}: about {TABLE_STEPS} (DP-)SGD steps on "
-                             f"{facts.n} training rows at batch {batch}")
+                             f"{_rows(facts)} at batch {batch}")
     return epochs
+
+
+def _rows(facts: DataFacts) -> str:
+    return f"ñ = {facts.n} released rows" if facts.released else f"{facts.n} training rows"
 
 
 class NeuralSynthesizer(BaseSynthesizer):
     """Base: subclasses set name/label/config_class/private and implement `_fit` and `_build_nets`."""
+
+    size_auto_fields = ("batch_size", "epochs")  # auto_batch and auto_epochs read the row count
 
     def __init__(self, config=None, **overrides):
         super().__init__(config, **overrides)

@@ -41,6 +41,9 @@ class DataFacts:
     n_classes: int = 0
     image_shape: tuple | None = None
     spent: tuple = ()  # MechanismRecord dicts of the dataset's own DP preprocessing
+    # True inside a private run: `n` is then the released noisy count ñ, and a rule that checks an
+    # explicit setting against the rows (batch < n) was already checked by `plan` on the exact n
+    released: bool = False
 
     @classmethod
     def of(cls, data: "Dataset | DataFacts") -> "DataFacts":
@@ -125,6 +128,10 @@ class BaseSynthesizer:
     private = True
     counts_rows = True
     takes_images = True  # False: tables only (AIM, MST)
+    # `auto` fields (None) whose value depends on the row count: a run resolves them from the
+    # released noisy count ñ after ñ is released; config.json keeps them None ("auto"), model.json
+    # the value the run resolved from ñ. `plan` resolves them from the exact n for the preview.
+    size_auto_fields: tuple[str, ...] = ()
     config_class: type = ModelConfig
     legacy_defaults: dict = {}  # fields added later → the value models saved before them used
 
@@ -196,7 +203,6 @@ class BaseSynthesizer:
         from dpcore.privacy.randomness import NoiseSource
 
         t0 = time.perf_counter()
-        self.config, _, _ = type(self)._resolve(self.config, DataFacts.of(train))
         eps, delta = self._budget(budget)
         private = self.private and math.isfinite(eps)
         self.template = empty_template(train)
@@ -206,6 +212,11 @@ class BaseSynthesizer:
         noise = NoiseSource.for_config(self.config, private)  # secret unless reproducible_noise
         n_pub = (self._release_count(train.n, noise.numpy("dataset-size"), private)
                  if self.counts_rows else train.n)
+        # every `auto` setting is resolved only now, from what the run may publish: ñ, not n
+        facts = DataFacts.of(train)
+        if self.released_rows is not None:
+            facts = dataclasses.replace(facts, n=n_pub, released=True)
+        self.config, _, _ = type(self)._resolve(self.config, facts)
         meter = EpsilonMeter(self.ledger, delta, private)
         run = FitRun(train, eps, delta, private, noise, n_pub, meter, callback)
         self._fit(run)

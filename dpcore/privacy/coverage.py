@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-NEIGHBOURING = ("Neighbouring datasets differ by adding or removing one row; the number of rows is "
-                "released only as a noisy count recorded in the ledger.")
+NEIGHBOURING = ("Neighbouring datasets differ by adding or removing one row of the file you hand over; the "
+                "number of rows is released only as a noisy count recorded in the ledger, and the "
+                "train/test split of a file decides each row on its own (a keyed hash with a secret key kept beside "
+                "the file), so neighbouring files give training sets that differ by at most that row.")
 NOT_PRIVATE = "not private: noise reproducible from the seed"
 SEEDED_EXPLAINER = ("This run was trained with reproducible_noise (a debugging mode): its mechanism noise "
                     "can be re-drawn from the seed in its config, so its ε is not a guarantee and no "
@@ -37,8 +39,12 @@ CATALOGUE: tuple[Output, ...] = (
            "computed from public settings and the ledgered noisy releases only"),
     Output("noisy_statistics", "Noisy statistics (DP-PCA, DP-EM, noisy mean, DP bounds, noisy count)", True,
            "each is a Gaussian release recorded in the ledger"),
-    Output("config", "The run's settings", True, "chosen by the user, not computed from the rows"),
+    Output("config", "The run's settings", True,
+           "chosen by the user or constants; an 'auto' setting that depends on the size (epochs, batch) is "
+           "stored as auto and resolved in the run from the released noisy count, never from the exact rows"),
     Output("real_rows", "Real training and test rows", False, "the private data itself"),
+    Output("split_key", "The split key of a file (kept beside it) and which rows are test rows", False,
+           "kept with the data owner; the split key is never copied into a run, a report or a release"),
     Output("row_counts", "Exact row counts", False,
            "neighbours differ by one row, so the exact count is private; only the noisy count is released"),
     Output("raw_losses", "Raw training losses (live curves, per-step losses)", False,

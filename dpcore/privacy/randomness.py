@@ -42,7 +42,10 @@ _MT_STATE_OFFSET = 24       # the_initial_seed (8), left (4), seeded (4), next (
 
 
 class _SecretNumpy(np.random.Generator):
-    """Marker type: a numpy Generator seeded from OS entropy by this module."""
+    """Marker type: a numpy Generator seeded from OS entropy by this module (`noise_kind` says
+    "secret"; layers below dpcore.privacy, which cannot import it, read `dp_noise_kind`)."""
+
+    dp_noise_kind = SECRET
 
 
 _SECRET_TORCH: "weakref.WeakSet" = weakref.WeakSet()

@@ -35,16 +35,25 @@ def prepare(config: RunConfig | dict):
 
     The model's `plan` checks every rule (unknown model, ε ≤ 0, pca_dim > the columns left after
     pooling, batch ≥ rows, step caps) as one-line DPCoreErrors and fills in the defaults that adapt
-    to the data; the returned config holds those values, so config.json says what trained.
+    to the data; the returned config holds those values, except the ones that depend on the row
+    count (the model's `size_auto_fields`): they stay None ("auto") and the run resolves them from
+    its released noisy count ñ, so config.json is the same for neighbouring datasets.
     """
     from dpcore.models import get_model
 
+    from dpcore.privacy.randomness import NoiseSource
+
     cfg = config if isinstance(config, RunConfig) else RunConfig.from_dict(config)
     cls = get_model(cfg.model)
-    train, _ = cfg.data.load()
+    # the data's own DP releases (bounds, a file's row limit) draw from secret streams too, seeded
+    # only when the run asks for reproducible_noise (debugging; then labelled not private)
+    train, _ = cfg.data.load(noise=NoiseSource.for_config(cfg.model_config(), private=True))
     plan = cls.plan(cfg.model_config(), train)
-    cfg = RunConfig(cfg.model, plan.params, cfg.data, cfg.name)
-    return cfg, cls(plan.config), train, plan
+    # the plan resolved `auto` fields from the exact row count (the preview); a size-dependent one
+    # stays auto (None) in config.json and the model resolves it from the released ñ in `fit`
+    left_auto = {f: None for f in cls.size_auto_fields if cfg.params.get(f) is None}
+    cfg = RunConfig(cfg.model, {**plan.params, **left_auto}, cfg.data, cfg.name)
+    return cfg, cls(cfg.model_config()), train, plan
 
 
 def train_run(config: RunConfig | dict, root, callback: EventFn | None = None, *,

@@ -52,7 +52,10 @@ class DataConfig:
     test_size: float = 0.1
     split_seed: int = 0
     outlier: bool = False
-    n: int | None = None  # keep a seeded subset of at most n rows (demos, tests)
+    n: int | None = None  # built-ins: a seeded subset of at most n rows (demos, tests); files: see rows_share
+    # Files with n: each row kept iff its keyed coin < rows_share = min(1, n/Ñ), Ñ the file's noisy
+    # row count (ledgered); set when the run first loads its data, so later loads keep the same rows.
+    rows_share: float | None = None
     # CSV only: the schema edits made on the Data page, so a run re-reads the file exactly as shown.
     delimiter: str = ","
     types: dict | None = None
@@ -73,35 +76,67 @@ class DataConfig:
         if self.test_csv is not None and self.csv is None:
             raise InvalidParameter("test_csv (--test) applies to a csv file only")
 
-    def load(self):
+    def load(self, noise=None, schema=None, max_bytes: int | None = None):
         """(train, test) Datasets; test is None when test_size is 0 and no test_csv is given (the
-        model fits on every row; utility and membership attacks then have no held-out rows)."""
+        model fits on every row; utility and membership attacks then have no held-out rows).
+
+        Files only: `noise` is the run's NoiseSource (dpcore.privacy.randomness; None = a fresh
+        secret one): DP bounds and the noisy row count of `n` draw from it and land in the train
+        set's meta["privacy_records"], which the model's ledger starts with. `schema`: the schema
+        a trained model saved (re-reading a run's data: no new noisy release, the same bounds).
+        The split and the row limit decide each row on its own by the file's secret split key.
+        max_bytes: the file's size cap (the app's upload limit; None = read_csv's default).
+        """
         from dpcore.data import load_split, read_csv, train_test_split
-        from dpcore.data.split import all_rows
+        from dpcore.data.split import all_rows, keyed_subset
+        from dpcore.runs.uploads import split_key
 
         if self.dataset is not None:
             if self.test_size == 0:
                 return all_rows(*load_split(self.dataset, seed=self.split_seed, outlier=self.outlier, n=self.n)), None
             return load_split(self.dataset, seed=self.split_seed, test_size=self.test_size,
                               outlier=self.outlier, n=self.n)
-        ds = read_csv(self.csv, target=self.target, delimiter=self.delimiter, types=self.types,
-                      bounds=self.bounds, categories=self.categories, name=self.name,
-                      undeclared="data" if self.dp_bounds_noise is None else "dp",
-                      bounds_noise_multiplier=self.dp_bounds_noise or 10.0, seed=self.split_seed)
-        if self.n is not None and ds.n > self.n:
-            import numpy as np
+        if noise is None:
+            from dpcore.privacy.randomness import NoiseSource
 
-            ds = ds.subset(np.sort(np.random.default_rng(self.split_seed).choice(ds.n, self.n, replace=False)))
+            noise = NoiseSource.secret()
+        cap = {} if max_bytes is None else {"max_bytes": max_bytes}
+        if schema is not None:
+            ds = read_csv(self.csv, schema=schema, delimiter=self.delimiter, name=self.name, **cap)
+        else:
+            ds = read_csv(self.csv, target=self.target, **cap, delimiter=self.delimiter, types=self.types,
+                          bounds=self.bounds, categories=self.categories, name=self.name,
+                          undeclared="data" if self.dp_bounds_noise is None else "dp",
+                          bounds_noise_multiplier=self.dp_bounds_noise or 10.0,
+                          seed=noise.numpy("dp-bounds") if self.dp_bounds_noise is not None else None)
+        key = split_key(self.csv)
+        if self.n is not None:
+            if self.rows_share is None:
+                self.rows_share = _rows_share(ds, self.n, noise)
+            ds = keyed_subset(ds, self.rows_share, key)
         if self.test_csv is not None:
             test = read_csv(self.test_csv, schema=ds.schema, delimiter=self.delimiter, name=self.name)
             return all_rows(ds), all_rows(test, role="test")
         if self.test_size == 0:
             return all_rows(ds), None
-        return train_test_split(ds, test_size=self.test_size, seed=self.split_seed)
+        return train_test_split(ds, test_size=self.test_size, key=key)
 
     @property
     def label(self) -> str:
         return self.dataset if self.dataset is not None else Path(self.csv).name
+
+
+def _rows_share(ds, n: int, noise) -> float:
+    """min(1, n/Ñ) with Ñ the file's noisy row count (ledgered in ds.meta["privacy_records"]): a
+    row limit that keeps each row on its own, at a rate that is a function of a released value."""
+    from dpcore.privacy.dataset_size import noisy_count
+    from dpcore.privacy.ledger import PrivacyLedger
+
+    led = PrivacyLedger()
+    n_file = noisy_count(ds.n, noise.numpy("file-size"), ledger=led)
+    rec = {**led.to_list()[-1], "name": "file-size (row limit)"}
+    ds.meta["privacy_records"] = [*(ds.meta.get("privacy_records") or []), rec]
+    return min(1.0, n / n_file)
 
 
 @dataclass
@@ -341,8 +376,16 @@ class Run:
                            f"{' '.join(str(exc).split())[:120]})") from None
 
     def load_data(self):
-        """(train, test) exactly as the run saw them (same data options and split seed)."""
-        return self.config.data.load()
+        """(train, test) as the run saw them: the same split (seed or the file's key), and for DP
+        bounds the schema its model saved (re-estimating them would be a new, unledgered release
+        and a different encoding)."""
+        data, schema = self.config.data, None
+        if data.csv is not None and data.dp_bounds_noise is not None and self.has_model():
+            from dpcore.models.saved import read_model_meta, template_from_json
+
+            check_model_files(self.model_dir, self.config.model)
+            schema = template_from_json(read_model_meta(self.model_dir, self.config.model)["template"]).schema
+        return data.load(schema=schema)
 
     def summary(self) -> RunSummary:
         """One line of the runs table; ε is the accountant's, recomputed now (dpcore.runs.verify):

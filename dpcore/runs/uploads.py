@@ -1,14 +1,21 @@
-"""Uploaded CSVs kept for runs: ROOT/_uploads/STEM-HASH.csv, deleted with the last run using them.
+"""Uploaded CSVs kept for runs: ROOT/_uploads/STEM-HASH.csv, deleted with the last run using them,
+and every table's secret split key beside it.
 
 Why here and not in the page: an upload is private data left on disk; the run store knows which
 runs use it, so it is the one place that can delete it when the last of them goes. The path saved
 in a run's config.json is absolute, so a run re-reads its table from any working folder.
+
+The split key (`split_key`): a file's train/test split and `--rows` decide each row by a keyed
+hash (dpcore.data.split). The key is 256 bits of OS entropy written once, mode 0600, beside the
+table as `.NAME.split-key`; every run on the table reads the same key (one test set), and it is
+never copied into a run folder, a report or a release, nor derived from any seed.
 """
 from __future__ import annotations
 
 import hashlib
 import os
 import re
+import secrets
 import tempfile
 from pathlib import Path
 
@@ -40,6 +47,39 @@ def store_upload(root, data: bytes, filename: str) -> Path:
     return path
 
 
+def split_key_path(csv: str | os.PathLike) -> Path:
+    p = Path(csv).resolve()
+    return p.with_name(f".{p.name}.split-key")
+
+
+def split_key(csv: str | os.PathLike) -> bytes:
+    """The secret split key of table `csv` (created on first use, then read back)."""
+    from dpcore.data.split import KEY_BYTES
+
+    path = split_key_path(csv)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        raise RunError(f"cannot keep the split key beside {Path(csv).name!r}: {exc.strerror or exc}") from None
+    else:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(secrets.token_bytes(KEY_BYTES))
+    for _ in range(50):  # a concurrent first use may still be writing it
+        try:
+            key = path.read_bytes()
+        except OSError as exc:
+            raise RunError(f"cannot read the split key of {Path(csv).name!r}: {exc.strerror or exc}") from None
+        if len(key) == KEY_BYTES:
+            return key
+        import time
+
+        time.sleep(0.01)
+    raise RunError(f"the split key of {Path(csv).name!r} ({path.name}) is damaged; delete it to draw a new "
+                   "split (the runs trained on the old one then no longer share its test set)")
+
+
 def is_upload(root, csv: str | os.PathLike) -> bool:
     p = Path(csv)
     return p.is_absolute() and p.parent == uploads_dir(root)
@@ -60,8 +100,9 @@ def forget_upload(root, csv: str | os.PathLike) -> bool:
             return False
         if other and Path(other) == Path(csv):
             return False
-    try:
-        Path(csv).unlink()
-    except FileNotFoundError:
-        pass
+    for path in (Path(csv), split_key_path(csv)):
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            pass
     return True

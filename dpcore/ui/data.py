@@ -21,27 +21,21 @@ _DATA_KEY = "dpcore.data"
 def _load_data(config_json: str, max_bytes: int):
     """(train, test) for a data choice (shared read-only across sessions; never mutate them).
 
-    The same calls `dpcore.runs.DataConfig.load` makes (so a run trains on exactly what the Data
-    page shows), made here directly so the first page does not import the run store (and torch);
-    CSV choices also carry the schema edits (types, bounds, categories, delimiter) and
-    the DP-bounds noise (`dp_bounds_noise`).
+    Built-ins: the seeded split `dpcore.runs.DataConfig.load` makes, called here directly so the
+    first page does not import the run store. Files: `DataConfig.load` itself (the same path as a
+    run: the keyed split beside the file; "estimate with DP" draws the bounds from a secret
+    NoiseSource). The page shows one such draw to the data owner; every run draws its own bounds
+    and records them in its ledger.
     """
-    import numpy as np
-
-    from dpcore.data import load_split, read_csv, train_test_split
+    from dpcore.data import load_split
 
     c = json.loads(config_json)
     if c.get("dataset") is not None:
         return load_split(c["dataset"], seed=c.get("split_seed", 0), test_size=c.get("test_size", 0.1),
                           outlier=c.get("outlier", False), n=c.get("n"))
-    noise = c.get("dp_bounds_noise")
-    ds = read_csv(c["csv"], target=c.get("target"), delimiter=c.get("delimiter", ","),
-                  types=c.get("types"), bounds=c.get("bounds"), categories=c.get("categories"),
-                  max_bytes=max_bytes, name=c.get("name"), undeclared="data" if noise is None else "dp",
-                  bounds_noise_multiplier=noise or 10.0, seed=c.get("split_seed", 0))
-    if c.get("n") is not None and ds.n > c["n"]:
-        ds = ds.subset(np.sort(np.random.default_rng(c.get("split_seed", 0)).choice(ds.n, c["n"], replace=False)))
-    return train_test_split(ds, test_size=c.get("test_size", 0.1), seed=c.get("split_seed", 0))
+    from dpcore.runs.store import DataConfig
+
+    return DataConfig(**{k: v for k, v in c.items() if k in data_config_fields()}).load(max_bytes=max_bytes)
 
 
 def data_config_fields() -> set[str]:

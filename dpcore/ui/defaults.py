@@ -54,9 +54,27 @@ def demo_rows(total_rows: int | None) -> int | None:
     return DEMO_ROWS if total_rows is not None and total_rows > DEMO_ROWS else None
 
 
-def default_epsilon(n: int) -> float:
-    """The dataset's default ε for `n` training rows: small data needs a larger ε (the noise that
-    hides one row is the same whatever the size, so fewer rows carry less signal through it)."""
+FILE_EPSILON = 1.0  # an uploaded file's default ε: a constant, the model's own default (the CLI's)
+
+
+def public_size(data: dict, n: int) -> int | None:
+    """The training-row count a default may depend on: `n` for a built-in dataset (a public file
+    with a public seeded split, so its size is a public fact), None for a file, whose row count
+    is private (a run releases only the noisy ñ). Pass the result to the defaults below.
+
+    Why: a default chosen from a file's exact size lands in config.json and the release (an ε
+    that jumps at 3 000 rows, a δ = 1/n^1.1 that gives n back), telling a file from its
+    neighbour; the model resolves its own size-dependent settings from ñ inside the run.
+    """
+    return n if isinstance(data, dict) and data.get("dataset") is not None else None
+
+
+def default_epsilon(n: int | None) -> float:
+    """The dataset's default ε for `n` public training rows (None: a file → FILE_EPSILON): small
+    data needs a larger ε (the noise that hides one row is the same whatever the size, so fewer
+    rows carry less signal through it)."""
+    if n is None:
+        return FILE_EPSILON
     if n >= 10_000:
         return 1.0
     if n >= 3_000:
@@ -64,10 +82,11 @@ def default_epsilon(n: int) -> float:
     return 10.0
 
 
-def default_epochs(n: int) -> int | None:
-    """P3GM's default epochs for `n` training rows (None: the model's own default, 4). DP-SGD's
-    noise per step is fixed, so a small dataset gets more passes (its steps are few and cheap)."""
-    if n >= 10_000:
+def default_epochs(n: int | None) -> int | None:
+    """P3GM's default epochs for `n` public training rows (None: the model's own `auto`, which a run
+    resolves from ñ; always for a file). DP-SGD's noise per step is fixed, so a small dataset gets
+    more passes (its steps are few and cheap)."""
+    if n is None or n >= 10_000:
         return None
     return 10
 
@@ -79,9 +98,22 @@ def leaky_epochs(n: int) -> int | None:
     return 80 if n >= 10_000 else None
 
 
-def size_defaults(n: int) -> dict:
-    """{"epsilon", "epochs"} of a private run on `n` training rows (epochs None = model default)."""
+def size_defaults(n: int | None) -> dict:
+    """{"epsilon", "epochs"} of a private run on `n` public training rows (`public_size`; None for
+    a file: constants); epochs None = the model's auto, resolved from ñ in the run."""
     return {"epsilon": default_epsilon(n), "epochs": default_epochs(n)}
+
+
+def default_delta(n: int | None = None) -> float:
+    """δ default: the models' declared default (1e-5, the CLI's), a constant for every dataset.
+
+    Why not min(1e-5, 1/n^1.1): above 35 000 rows that δ gives the exact n back from config.json.
+    1e-5 stays below 1/n for every dataset the workbench trains on (MNIST's 60 000 rows: 1.7e-5).
+    `n` is accepted for the callers that pass it and not used.
+    """
+    from dpcore.models.params import DEFAULT_DELTA
+
+    return DEFAULT_DELTA
 
 
 def default_data_choice(dataset: str | None = None) -> dict:
@@ -95,8 +127,13 @@ def default_data_choice(dataset: str | None = None) -> dict:
     return choice
 
 
-def budget_note(n: int) -> str:
-    """The Data page's line on the budget this dataset's size calls for."""
+def budget_note(n: int, data: dict | None = None) -> str:
+    """The Data page's line on the budget this dataset's size calls for (`data`: the data choice;
+    a file's size is private, so its default is a constant)."""
+    if data is not None and public_size(data, n) is None:
+        return (f"Default budget for an uploaded file: ε = {FILE_EPSILON:g}, whatever its size (a default "
+                "computed from the row count would publish it); epochs and batch are resolved in the run "
+                "from the released noisy row count.")
     eps = default_epsilon(n)
     why = ("small data needs a larger ε: the noise that hides one row is the same whatever the size, "
            "so fewer rows carry less signal through it")

@@ -13,6 +13,8 @@ from typing import Any
 
 import streamlit as st
 
+from dpcore.ui.defaults import default_delta  # noqa: F401 (one δ rule for every page, re-exported)
+
 DEFAULT_MODEL = "p3gm"
 EPSILON_CHOICES = (0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0, 5.0, 7.0, 10.0, 15.0, 20.0, 30.0, 50.0)
 
@@ -81,9 +83,6 @@ def model_info(name: str) -> dict:
             "config_class": cls.config_class, "certified": hasattr(cls, "privacy_claim")}
 
 
-def default_delta(n: int) -> float:
-    """δ default: the smaller of 1e-5 and 1/n^1.1 (δ must stay well below one person in n)."""
-    return float(min(1e-5, 1.0 / max(n, 2) ** 1.1))
 
 
 def data_facts_json(train) -> str:

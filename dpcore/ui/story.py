@@ -14,7 +14,7 @@ import hashlib
 import json
 import math
 
-from dpcore.ui.defaults import budget_note, default_epsilon, size_defaults  # noqa: F401 (re-exported)
+from dpcore.ui.defaults import budget_note, default_epsilon, public_size, size_defaults  # noqa: F401 (re-exported)
 
 MISSING = "—"
 PRIVATE_MODEL, NONPRIVATE_MODEL = "p3gm", "pgm"
@@ -51,10 +51,10 @@ def story_configs(data: dict, n: int, seed: int = 0) -> list:
     from dpcore.runs import RunConfig
     from dpcore.ui.forms import default_delta
 
-    sized = size_defaults(n)
+    sized = size_defaults(public_size(data, n))  # a file's size is private: constants then
     shared = {"seed": seed} | ({"epochs": sized["epochs"]} if sized["epochs"] is not None else {})
     private = RunConfig(model=PRIVATE_MODEL, data=dict(data),
-                        params={**shared, "epsilon": sized["epsilon"], "delta": default_delta(n)})
+                        params={**shared, "epsilon": sized["epsilon"], "delta": default_delta()})
     return [private, RunConfig(model=NONPRIVATE_MODEL, params=shared, data=dict(data))]
 
 

@@ -181,14 +181,15 @@ def fit_to_data(model: str, params: dict, train) -> tuple[dict, list[str]]:
 
     Why: the settings were remembered on whatever dataset the Train page had then; a PCA dimension
     or a batch size chosen for Fashion-MNIST does not fit an 8-column table. Clamped like the Train
-    page's widgets: pca_dim to the model's columns (features + one-hot label), batch_size below the rows.
+    page's widgets: pca_dim to the model's columns (features + one-hot label); a batch_size not
+    below the rows becomes auto (each run resolves it from its released noisy count ñ).
     """
     from dpcore.models import get_model
     from dpcore.ui.forms import config_fields
 
     defaults = {p.name: p.auto if p.default is None else p.default  # None = `auto`: its value
                 for p in config_fields(get_model(model).config_class)}
-    out = {**{k: defaults[k] for k in ("pca_dim", "batch_size") if k in defaults and k not in params}, **params}
+    out = {**{k: defaults[k] for k in ("pca_dim",) if k in defaults and k not in params}, **params}
     changed: list[str] = []
     width = train.n_features + (train.n_classes if train.labels is not None else 0)
     top = max(1, min(width, 100))
@@ -196,7 +197,7 @@ def fit_to_data(model: str, params: dict, train) -> tuple[dict, list[str]]:
         changed.append(f"pca_dim {out['pca_dim']} → {top} (this dataset has {width} model columns)")
         out["pca_dim"] = top
     if out.get("batch_size") is not None and int(out["batch_size"]) >= train.n:
-        b = max(1, train.n // 4)
-        changed.append(f"batch_size {out['batch_size']} → {b} (this dataset has {train.n} training rows)")
-        out["batch_size"] = b
+        # auto, resolved by each run from its released ñ (a batch of n//4 would publish n)
+        changed.append(f"batch_size {out['batch_size']} → auto (this dataset has fewer training rows)")
+        out["batch_size"] = None
     return out, changed

@@ -148,6 +148,11 @@ def test_data_page_csv_with_dp_bounds(runs_dir):
     assert choice["dp_bounds_noise"] == 2.0 and choice["types"] == {"age": "integer", "income": "numeric"}
     warning = next(w.value for w in at.warning if "not covered by ε" in w.value)
     assert "city" in warning and "age" not in warning and "income" not in warning
+    from dpcore.ui.data import load_data  # the page's own loader: a run's path, secret noise, keyed split
+
+    train, test = load_data(choice)
+    assert [r["noise"] for r in train.meta["privacy_records"]] == ["secret"]
+    assert train.meta["split"] == test.meta["split"] == "keyed"
 
 
 # ----------------------------------------------------------------------------- Train

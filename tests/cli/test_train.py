@@ -185,8 +185,13 @@ def test_six_column_csv_trains_with_default_settings(tmp_path, capsys):
     assert main(["train", "--model", "p3gm", "--data", str(csv), "--out", str(tmp_path / "r" / "six"),
                  "--json"]) == 0
     res = json.loads(capsys.readouterr().out)
-    assert res["status"] == "done" and res["params"]["pca_dim"] == 6 and res["params"]["batch_size"] == 45
+    released = json.loads((tmp_path / "r" / "six" / "model" / "model.json").read_text())["released_rows"]
+    # batch and epochs are resolved in the run from ñ (about 180 ± 50), never from the exact 180 rows
+    assert res["status"] == "done" and res["params"]["pca_dim"] == 6
+    assert res["params"]["batch_size"] == res["auto"]["batch_size"] == released // 4
     assert set(res["adapted"]) == {"pca_dim", "batch_size", "epochs"} and "6 model columns" in res["adapted"]["pca_dim"]
-    assert res["params"]["epochs"] == 200  # auto epochs: ~1000 steps wanted, capped at 200 passes of 180 rows
+    assert res["params"]["epochs"] == 200  # auto epochs: ~1000 steps wanted, capped at 200 passes
+    config = json.loads((tmp_path / "r" / "six" / "config.json").read_text())
+    assert config["params"]["batch_size"] is None and config["params"]["epochs"] is None  # stored as auto
     assert main(["train", "--model", "vae", "--data", str(csv), "--out", str(tmp_path / "r" / "vae")]) == 0
     assert "adapted to the data: batch_size 300 → 45" in capsys.readouterr().out

@@ -20,3 +20,12 @@ def test_run_coverage_private_and_not():
     plain = coverage.run_coverage(False, preprocessing_private=False)
     assert plain["covered_by_epsilon"] == [] and len(plain["not_covered"]) == len(coverage.CATALOGUE)
     assert plain["preprocessing_covered"] is False
+
+
+def test_the_catalogue_says_how_settings_and_the_split_stay_functions_of_public_facts():
+    """Settings are covered because size-dependent auto values come from ñ (not 'chosen by the user,
+    not computed from the rows', which auto epochs and the small-table batch were not)."""
+    from dpcore.privacy.coverage import BY_KEY, NEIGHBOURING
+
+    assert "released noisy count" in BY_KEY["config"].why and "never from the exact rows" in BY_KEY["config"].why
+    assert "keyed hash" in NEIGHBOURING and not BY_KEY["split_key"].covered

@@ -29,8 +29,9 @@ def check_calibrated(run: Run) -> None:
     from dpcore.privacy.accountant import calibrate_p3gm, sgd_schedule
     from dpcore.privacy.ledger import PrivacyLedger
 
-    led, p = run.ledger(), run.config.params
-    n = json.loads((run.path / "model" / "model.json").read_text())["released_rows"]
+    led = run.ledger()
+    saved = json.loads((run.path / "model" / "model.json").read_text())
+    p, n = saved["config"], saved["released_rows"]  # auto batch/epochs: as the run resolved them from ñ
     cal = calibrate_p3gm(p["epsilon"], p["delta"], p["encoder_share"], n, p["batch_size"], p["epochs"],
                          components=p["components"], em_iters=p["em_iters"], center=p["pca_center"],
                          spent=PrivacyLedger(led.records[:1]))
