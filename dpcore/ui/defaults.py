@@ -91,13 +91,6 @@ def default_epochs(n: int | None) -> int | None:
     return 10
 
 
-def leaky_epochs(n: int) -> int | None:
-    """Epochs of the Story's non-private `overfit` VAE on a dataset of `n` training rows (None: the
-    preset's 200). On a large set it trains on a 2 000-row subset, where 80 passes already
-    memorise it (Fashion-MNIST: best attack AUC ≈ 0.9) in well under half of 200 passes' time."""
-    return 80 if n >= 10_000 else None
-
-
 def size_defaults(n: int | None) -> dict:
     """{"epsilon", "epochs"} of a private run on `n` public training rows (`public_size`; None for
     a file: constants); epochs None = the model's auto, resolved from ñ in the run."""
