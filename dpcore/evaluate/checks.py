@@ -59,3 +59,17 @@ def synthetic_warnings(synthetic, train, test=None, utility=None) -> list[str]:
             out.append(f"Utility ({metric} {value:.3f}) is at or below chance ({chance:.3f}): classifiers trained "
                        "on these rows learn nothing about the real data. Try a larger ε or more epochs.")
     return out
+
+
+def quality_floor(synthetic, train, test, utility, margin: float = 0.02) -> list[str]:
+    """What keeps a synthetic set below the floor every model must meet on its defaults ([] when
+    none): `synthetic_warnings`, plus a utility that does not beat guessing by `margin`."""
+    out = synthetic_warnings(synthetic, train, test, utility)
+    if utility is not None and not out:
+        metric = utility.metrics[0]
+        value, chance = utility.mean.get(metric), chance_level(test, metric)
+        if chance is not None and isinstance(value, float) and value <= chance + margin:
+            out.append(f"Utility ({metric} {value:.3f}) is within {margin} of chance ({chance:.3f}).")
+    elif utility is None and train.labels is not None:
+        out.append("Utility could not be measured.")
+    return out
