@@ -82,6 +82,12 @@ def live_panel() -> None:
         msg = "Training finished." if status == "done" else "Training stopped; the model so far is saved."
         st.success(msg + " Open **Compare** for samples and scores, **Privacy** for the budget and attacks.",
                    icon=":material/check_circle:")
+        if live.run_name:
+            warns, check = ui.fit_warnings(*ui.key(live.run_name))
+            for w in warns:
+                st.warning(md(w), icon=":material/warning:")
+            if check and check["predicts"]:
+                st.info(md(check["text"]), icon=":material/fact_check:")
     if not live.running and not getattr(live, "announced", False):
         live.announced = True
         st.rerun(scope="app")

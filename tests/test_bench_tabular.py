@@ -23,9 +23,12 @@ def test_table_rows():
            "tvd_1way_train": 0.0031, "tvd_2way_train": 0.0172, "tvd_1way_test": 0.0125, "tvd_2way_test": 0.0268,
            "auc_logistic_regression": float("nan"), "auc_gradient_boosting": 0.556, "classes": "1/2", "fit_s": 15.2}
     floor = dict(row, model="real train", epsilon_target=None, seed=None, epsilon=None, fit_s=None)
+    row.update(q99_worst=0.123, q99_worst_column="wage", mass_worst=0.4, mass_worst_column="debt",
+               levels_missing=["city=b"])
     lines = tab.table([floor, row]).splitlines()
-    assert len(lines) == 4 and lines[0].count("|") == lines[2].count("|") == 14
-    assert "| cps1988 | mst | 1 | 0 | 1.0000 | 0.0031 | 0.0172 | 0.0125 | 0.0268 | nan | 0.556 | 1/2 | 15 |" == lines[3]
+    assert len(lines) == 4 and lines[0].count("|") == lines[2].count("|") == 17
+    assert ("| cps1988 | mst | 1 | 0 | 1.0000 | 0.0031 | 0.0172 | 0.0125 | 0.0268 | nan | 0.556 | 1/2 | "
+            "0.12 (wage) | 0.40 (debt) | 1 | 15 |") == lines[3]
     assert "| real train | – | – | – |" in lines[2]
 
 
@@ -94,3 +97,27 @@ def test_save_synthetic_dir_that_is_a_file(tmp_path, capsys):
     with pytest.raises(SystemExit) as exc:
         tab.main(["--save-synthetic", str(tmp_path / "f")])
     assert exc.value.code == 2 and "--save-synthetic" in capsys.readouterr().err.strip().splitlines()[-1]
+
+
+def test_shape_checks_see_tails_point_masses_and_missing_levels():
+    """A synthetic set with the real tail cut, the zeros spread out and a level dropped is caught
+    on all three counts; the real rows against themselves score zero."""
+    import numpy as np
+    import pandas as pd
+
+    from dpcore.data import dataset_from_frame
+
+    rng = np.random.default_rng(0)
+    n = 400
+    real = pd.DataFrame({"debt": np.where(rng.random(n) < 0.5, 0.0, rng.gamma(2, 100, n).round()),
+                         "c": rng.choice(["a", "b", "r"], n, p=[0.5, 0.45, 0.05]), "y": rng.choice(["n", "y"], n)})
+    fake = real.assign(debt=np.minimum(real["debt"] + 1.0, real["debt"].quantile(0.5)), c="a")
+    kw = dict(target="y", types={"debt": "numeric", "c": "categorical"}, bounds={"debt": (0, 5000)},
+              categories={"c": ["a", "b", "r"], "y": ["n", "y"]}, nullable={"debt": False, "c": False})
+    r, f = dataset_from_frame(real, **kw), dataset_from_frame(fake, **kw)
+    same = tab.shape_checks(r, r)
+    assert same["q99_worst"] == 0 and same["mass_worst"] == 0 and same["levels_missing"] == []
+    out = tab.shape_checks(r, f)
+    assert out["q99_worst_column"] == "debt" and out["q99_worst"] > 0.5
+    assert out["mass_worst_column"] == "debt" and out["mass_worst"] == pytest.approx((real["debt"] == 0).mean())
+    assert out["levels_missing"] == ["c=b", "c=r"]

@@ -256,7 +256,7 @@ def _report(args, run, plan, seconds: float) -> int:
     out.update(run_coverage(bool(get_model(cfg.model).private),
                             bool(saved.get("template", {}).get("preprocessing_private", True)),
                             seeded_noise=out["noise"] == "seeded"))
-    out["warnings"] = _warnings(run)
+    out["warnings"], out["target_check"] = _warnings(run)
     if args.json:
         print_json(out)
     else:
@@ -270,22 +270,27 @@ def _report(args, run, plan, seconds: float) -> int:
             print(f"privacy claim: {claim['summary']}")
         for w in out["warnings"]:
             print(f"warning: {w}")
+        check = out["target_check"]
+        if check and check["predicts"]:
+            print(check["text"])
     return 0
 
 
 WARNING_SAMPLE = 5000  # synthetic rows drawn to check a fresh run for a missing class or a flat column
 
 
-def _warnings(run) -> list[str]:
-    """dpcore.evaluate.checks' warnings on a sample of the saved model (none without a model): a
-    class never generated, a column collapsed to one value. Utility (at chance) is `evaluate`'s."""
+def _warnings(run) -> tuple[list[str], dict | None]:
+    """dpcore.evaluate.checks.fit_warnings on a sample of the saved model (none without a model):
+    the columns whose preprocessing is not covered by ε, a class never generated, the columns that
+    collapsed (named), and with a test split whether the rows predict the target (labelled not
+    covered by ε). `evaluate` scores utility in full."""
     if not run.has_model():
-        return []
-    from dpcore.evaluate.checks import synthetic_warnings
+        return [], None
+    from dpcore.evaluate.checks import fit_warnings
     from dpcore.report import load_bundle
 
     bundle = load_bundle(run.path, n_samples=WARNING_SAMPLE)
-    return synthetic_warnings(bundle.synthetic, bundle.train)
+    return fit_warnings(bundle.synthetic, bundle.train, bundle.test)
 
 
 def _declared(path, csv) -> dict:

@@ -1,5 +1,6 @@
 """Plain-words warnings about a synthetic set: a class it never generates, a column that collapsed
-to one value, a utility at or below what guessing gets.
+to one value (named), a utility at or below what guessing gets; and, for a fresh run, the columns
+whose preprocessing is not covered by ε and whether the synthetic rows predict the target.
 
 Why: a utility of 0.10 or a synthetic set with one class reads as "a bad number" unless someone
 says what went wrong; these checks name it (numbers only, no Streamlit; labels are returned raw
@@ -47,8 +48,10 @@ def synthetic_warnings(synthetic, train, test=None, utility=None) -> list[str]:
         flat = (xs.std(axis=0) < COLLAPSE_STD) & (xr.std(axis=0) > REAL_STD)
         if flat.any():
             what = "pixels" if train.is_image else "encoded columns"
+            names = collapsed_names(train, np.flatnonzero(flat), xs.mean(axis=0))
+            shown = (": " + ", ".join(names[:8]) + (" …" if len(names) > 8 else "")) if names else ""
             out.append(f"{int(flat.sum())} {what} collapsed to a single value in the synthetic data while "
-                       "they vary in the real data.")
+                       f"they vary in the real data{shown}.")
     if utility is not None:
         metric = utility.metrics[0]
         value = utility.mean.get(metric)
@@ -59,6 +62,79 @@ def synthetic_warnings(synthetic, train, test=None, utility=None) -> list[str]:
             out.append(f"Utility ({metric} {value:.3f}) is at or below chance ({chance:.3f}): classifiers trained "
                        "on these rows learn nothing about the real data. Try a larger ε or more epochs.")
     return out
+
+
+def collapsed_names(data, columns, synthetic_means=None) -> list[str]:
+    """The user's names of encoded columns: `column` (a value), `column=level` (a one-hot level the
+    synthetic rows never take; the level every row takes is not listed), `column (missing flag)`;
+    [] without a tabular encoder."""
+    blocks = getattr(getattr(data, "encoder", None), "blocks", None)
+    if not blocks:
+        return []
+    specs = {c.name: c for c in data.encoder.schema.columns}
+    out = []
+    for i in columns:
+        b = next((b for b in blocks if b.start <= i < b.stop), None)
+        if b is None:
+            continue
+        if b.role == "onehot":
+            if synthetic_means is not None and synthetic_means[i] > 0.5:
+                continue  # the one level every synthetic row takes: its siblings are the news
+            levels = specs[b.column].categories or []
+            level = levels[i - b.start] if i - b.start < len(levels) else i - b.start
+            out.append(f"{b.column}={level}")
+        else:
+            out.append(f"{b.column} (missing flag)" if b.role == "missing" else str(b.column))
+    return out
+
+
+def coverage_warnings(train) -> list[str]:
+    """The columns whose bounds or levels were read off the rows (preprocessing not covered by ε)."""
+    schema = getattr(train, "schema", None)
+    cols = list(getattr(schema, "data_derived", None) or [])
+    if not cols:
+        return []
+    shown = ", ".join(map(str, cols[:8])) + (" …" if len(cols) > 8 else "")
+    return [f"Preprocessing is NOT covered by ε: the bounds or levels of {len(cols)} column(s) were read off "
+            f"the rows ({shown}). Declare them (--schema) or estimate them with DP (undeclared='dp')."]
+
+
+def target_check(synthetic, test, seed: int = 0) -> dict | None:
+    """Does a classifier trained on the synthetic rows predict the target on the real test rows?
+    {"metric", "value", "chance", "predicts", "covered_by_epsilon": False, "text"}: logistic
+    regression, scored on real rows, so NOT covered by ε (said in the text). None without a target
+    or a test split."""
+    if synthetic is None or test is None or synthetic.labels is None or test.labels is None or not test.n:
+        return None
+    from dpcore.errors import DPCoreError
+    from dpcore.evaluate import utility_scores
+
+    try:
+        res = utility_scores(synthetic, test, classifiers=["logistic_regression"], seed=seed)
+    except (DPCoreError, ValueError):  # a check must never fail a finished run
+        return None
+    metric = res.metrics[0]
+    value = res.mean.get(metric)
+    chance = chance_level(test, metric)
+    head = "Target check (not covered by ε: scored on the real test rows): "
+    if value is None or (isinstance(value, float) and math.isnan(value)) or chance is None:
+        return {"metric": metric, "value": None, "chance": chance, "predicts": False, "covered_by_epsilon": False,
+                "text": head + "the synthetic rows have too few classes to train a classifier."}
+    predicts = value > chance + 0.05
+    verdict = "they predict it" if predicts else "they do NOT predict it (at chance)"
+    return {"metric": metric, "value": float(value), "chance": float(chance), "predicts": bool(predicts),
+            "covered_by_epsilon": False,
+            "text": head + f"a logistic regression trained on the synthetic rows scores {metric} {value:.3f} "
+                           f"(chance {chance:.2f}): {verdict}."}
+
+
+def fit_warnings(synthetic, train, test=None) -> tuple[list[str], dict | None]:
+    """What `train` and the Train page say after a run: (warnings, target check). Warnings: the
+    columns whose preprocessing is not covered, a missing class, the columns that collapsed (named),
+    and the target check's text when the rows do not predict the target."""
+    check = target_check(synthetic, test)
+    out = coverage_warnings(train) + synthetic_warnings(synthetic, train)
+    return out + ([check["text"]] if check and not check["predicts"] else []), check
 
 
 def quality_floor(synthetic, train, test, utility, margin: float = 0.02) -> list[str]:

@@ -1,9 +1,13 @@
 """AIM (McKenna, Mullins, Sheldon & Miklau 2022): adaptive, workload-aware selection of marginals,
 estimated with mbi's graphical model.
 
-Workload: every marginal of `degree` attributes (all pairs by default), weight 1. Candidates: the
-workload's downward closure, each with weight w_r = Σ_{s in workload} |r ∩ s|. Budget ρ (zCDP,
-calibrated from the run's (ε, δ) in marginal_base): all 1-way marginals first at σ₀ = √(T/(2·0.9·ρ)),
+Workload: every marginal of `degree` attributes (all pairs by default), weight c_s = `target_weight`
+for those that contain the declared target and 1 for the rest (the paper's weighted workload; see
+marginal_data.workload_weight). Candidates: the workload's downward closure, each with weight
+w_r = Σ_{s in workload, s ⊇ r} c_s·|r|. Budget ρ (zCDP,
+calibrated from the run's (ε, δ) in marginal_base): all 1-way marginals first at σ₀ = √(T/(2·0.9·ρ))
+(with a declared target and `target_pairs`, each column's pair with the target instead: not in the
+paper, see first_measurements),
 then rounds of (a) the exponential mechanism at ε₀ = √(8·0.1·ρ/T) over candidates whose junction
 tree stays under `max_model_size`·(ρ used / ρ) MB, quality w_r·(‖M_r(D) − M_r(p̂)‖₁ − √(2/π)·σ·n_r)
 with sensitivity max w_r, (b) a Gaussian measurement of the chosen marginal at σ, (c) a warm-started
@@ -29,11 +33,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpcore.models.marginal_base import MarginalSynthesizer
-from dpcore.models.marginal_data import bins_field, compress_field, decode_field
+from dpcore.models.marginal_data import (LABEL, bins_field, compress_field, decode_field, target_weight_field,
+                                         workload_weight)
 from dpcore.models.params import (REPRODUCIBLE_NOISE_HELP, ModelConfig, count, delta_field, epsilon_field,
                                   hparam, positive, seed_field)
 
 ALPHA = 0.9  # share of each round's ρ spent on the measurement (the paper's)
+TARGET_WEIGHT = 4.0  # chosen on bench/wide_table.py's `wide-choose` table and credit (docs/tabular.md)
 
 
 @dataclass(frozen=True)
@@ -46,6 +52,10 @@ class AIMConfig(ModelConfig):
                         group="main", typical=(1, 3))
     bins: int = bins_field()
     compress: bool = compress_field()
+    target_weight: float = target_weight_field(TARGET_WEIGHT, "aim")
+    target_pairs: bool = hparam(True, "when a target is declared, measure each column's pair with the target "
+                                      "instead of the 1-way marginals before the rounds (as many measurements; "
+                                      "each holds its column's 1-way marginal)")
     max_model_size: float = positive(20.0, "largest graphical model (MB of junction-tree tables)")
     max_time: float = positive(300.0, "seconds of selection rounds; the round after spends the rest of ρ",
                                group="main")
@@ -60,15 +70,32 @@ class AIMConfig(ModelConfig):
     reproducible_noise: bool = hparam(False, REPRODUCIBLE_NOISE_HELP)
 
 
-def candidates(attrs: list[str], degree: int) -> dict[tuple, float]:
-    """Downward closure of the workload (all `degree`-subsets) with AIM's weights."""
+def candidates(attrs: list[str], degree: int, target_weight: float = 1.0) -> dict[tuple, float]:
+    """Downward closure of the workload (all `degree`-subsets, the target's weighted
+    `target_weight`) with AIM's weights w_r = Σ_{s ⊇ r} c_s·|r|."""
     work = list(itertools.combinations(attrs, min(degree, len(attrs))))
     out: dict[tuple, float] = {}
     for s in work:
+        c = workload_weight(s, target_weight)
         for k in range(1, len(s) + 1):
             for r in itertools.combinations(s, k):
-                out[r] = out.get(r, 0.0) + len(set(r) & set(s))
+                out[r] = out.get(r, 0.0) + c * len(set(r) & set(s))
     return out
+
+
+def first_measurements(attrs: list[str], target_pairs: bool) -> list[tuple]:
+    """What AIM measures before its first round: every 1-way marginal (the paper), or, when a target
+    is declared and `target_pairs` is on, every column's pair with the target — as many Gaussian
+    measurements at the same σ (one fewer), each holding its column's 1-way marginal (its noise
+    per cell √k_target times larger once summed) and the column's link to the target.
+
+    Why: on a small wide table AIM's rounds are few (a round costs an mbi compile, 3–20 s on a
+    CPU), and the target's pairs compete with hundreds of others; rows from a model that never
+    measured them do not predict the target (issue 29). A star around the target is also a small
+    junction tree, so the rounds' model-size limit keeps its room for the other pairs."""
+    if target_pairs and LABEL in attrs and len(attrs) > 1:
+        return [(a, LABEL) for a in attrs if a != LABEL]
+    return [(a,) for a in attrs]
 
 
 AUTO_ROUNDS_CAP = 64
@@ -107,11 +134,12 @@ class AIM(MarginalSynthesizer):
         self.calibration["rounds"] = T
         sigma = math.sqrt(T / (2.0 * ALPHA * ctx.rho))
         eps0 = math.sqrt(8.0 * (1.0 - ALPHA) * ctx.rho / T)
-        ctx.measure([(a,) for a in attrs], sigma, "aim: 1-way marginals")
+        first = first_measurements(attrs, cfg.target_pairs)
+        ctx.measure(first, sigma, "aim: 1-way marginals" if len(first[0]) == 1 else "aim: target pairs")
         if cfg.compress:
             ctx.compress()
         ctx.model = ctx.estimate(cfg.round_iters)
-        cands = candidates(attrs, cfg.degree)
+        cands = candidates(attrs, cfg.degree, cfg.target_weight)
         cands = {r: w for r, w in cands.items() if len(r) > 1} or cands
         rows = max(int(ctx.total), 10_000)
         deadline = ctx.t0 + cfg.max_time
@@ -129,7 +157,7 @@ class AIM(MarginalSynthesizer):
                     eps0 = math.sqrt(8.0 * (1.0 - ALPHA) * left / (fit + 1))
                     cost = left / (fit + 1)
             if now > deadline:  # out of time: re-measure the model's cliques with the rest
-                again = [(a,) for a in attrs] + list(dict.fromkeys(ctx.selected))
+                again = first + list(dict.fromkeys(ctx.selected))
                 ctx.measure(again, math.sqrt(len(again) / (2.0 * left)), "aim: final marginals")
                 break
             if left < 2.0 * cost:

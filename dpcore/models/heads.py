@@ -152,14 +152,17 @@ class TabularHeads:
                 cols.append(o[:, :1])
         return torch.cat(cols, dim=1) if cols else out[:, :0]
 
-    def sample(self, out: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    def sample(self, out: np.ndarray, rng: np.random.Generator, offsets: dict | None = None) -> np.ndarray:
         """One model-matrix row per output row: a category drawn from each softmax (one-hot), a
-        0/1 flag from each sigmoid, mean + σ·ε for each numeric (clipped later by the encoder)."""
+        0/1 flag from each sigmoid, mean + σ·ε for each numeric (clipped later by the encoder).
+        offsets: {head index: logits added to that softmax head} (`marginal_offsets`)."""
         out = np.asarray(out, np.float64)
         n = out.shape[0]
         rows = np.zeros((n, self.width), np.float32)
-        for h in self.heads:
+        for i, h in enumerate(self.heads):
             o = out[:, h.out:h.out_stop]
+            if offsets and i in offsets:
+                o = o + offsets[i]
             if h.kind in (SOFTMAX, BINS):
                 k = _draw(o, rng)
                 if h.kind == BINS:
@@ -172,6 +175,54 @@ class TabularHeads:
                 sigma = np.exp(np.clip(o[:, 1], *LOG_SIGMA))
                 rows[:, h.start] = o[:, 0] + sigma * rng.standard_normal(n)
         return rows
+
+
+    def marginal_offsets(self, out: np.ndarray, bounds: dict[int, tuple], iters: int = 30
+                         ) -> dict[int, np.ndarray]:
+        """{head index: logit offsets b} so that the decoder's marginal over `out`'s rows,
+        mean_rows softmax(o + b), lies within `bounds[i]` = (lower, upper) shares per level for each
+        listed SOFTMAX head (a level inside its bounds keeps the decoder's share; the others go to
+        the nearest bound, the rest rescaled).
+
+        Why: a decoder trained with DP-SGD on a few hundred rows puts a rare level's probability
+        near zero for every z, so the level is never generated although it is declared and its
+        noisy share says it exists. Iterative proportional fitting of one offset per level
+        (b += log(target / current)) moves the marginal and keeps each row's preference among the
+        levels. Post-processing of the decoder and of released values: no privacy cost."""
+        out = np.asarray(out, np.float64)
+        result = {}
+        for i, (lo, hi) in bounds.items():
+            h = self.heads[i]
+            if h.kind != SOFTMAX:
+                raise ValueError(f"head {i} is not a softmax head")
+            o = out[:, h.out:h.out_stop]
+            current = _softmax(o).mean(0)
+            target = _within(current, np.asarray(lo, np.float64), np.asarray(hi, np.float64))
+            b = np.zeros(o.shape[1])
+            for _ in range(iters):
+                b = b + np.log(target / np.clip(_softmax(o + b).mean(0), 1e-12, None))
+            result[i] = b - b.max()
+        return result
+
+
+def _softmax(o: np.ndarray) -> np.ndarray:
+    p = np.exp(o - o.max(1, keepdims=True))
+    return p / p.sum(1, keepdims=True)
+
+
+def _within(p: np.ndarray, lo: np.ndarray, hi: np.ndarray, rounds: int = 20) -> np.ndarray:
+    """Shares closest to p (scaled) that sum to 1 with lo ≤ share ≤ hi where the bounds allow:
+    levels out of bounds are pinned to the bound, the free ones rescaled to the rest."""
+    lo, hi = np.minimum(lo, 1.0), np.clip(hi, lo, 1.0)
+    t = np.clip(p, lo, hi)
+    for _ in range(rounds):
+        pinned = (t <= lo) | (t >= hi)
+        free = ~pinned
+        rest = 1.0 - t[pinned].sum()
+        if not free.any() or p[free].sum() <= 0:
+            break
+        t = np.where(free, np.clip(p * rest / p[free].sum(), lo, hi), t)
+    return np.clip(t, 1e-9, None) / np.clip(t, 1e-9, None).sum()
 
 
 def _draw(logits: np.ndarray, rng: np.random.Generator) -> np.ndarray:

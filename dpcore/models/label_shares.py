@@ -1,4 +1,5 @@
-"""Sampling with label quotas: generated rows kept so the label shares match a released estimate.
+"""Sampling with label quotas: generated rows kept so the label shares match a released estimate;
+and the same estimate for every categorical column (`level_shares`).
 
 Why: a model that generates the label with the row (P3GM's one-hot block) can over- or
 under-produce a class (before pooled DP-PCA, Fashion-MNIST shirts were 3.7 % of P3GM's samples
@@ -15,6 +16,7 @@ import numpy as np
 
 from dpcore.errors import InvalidParameter
 
+CALIBRATION_DRAWS = 4096  # z draws a decoder's marginals are estimated on (level_shares' offsets)
 Draw = Callable[[int], tuple[np.ndarray, np.ndarray]]  # m → (features (m, d), labels (m,))
 
 
@@ -73,3 +75,33 @@ def sample_with_quotas(draw: Draw, n: int, shares: np.ndarray, *, max_factor: in
         X = np.concatenate([X, np.concatenate(spare_x)[:short]])
         Y = np.concatenate([Y, np.concatenate(spare_y)[:short]])
     return X, Y
+
+
+LEVEL_FLOOR = 0.01  # the least share a declared level is generated at (at most 1/(2k))
+
+
+def level_shares(heads, mean: np.ndarray, noise: float, skip_label: bool = True) -> dict[int, np.ndarray]:
+    """{head index: (lower, upper) share bounds} of each categorical (softmax) head, from a
+    released mean of the model matrix (P3GM's DP-PCA noisy mean holds each one-hot block's level
+    frequencies plus noise of std `noise`): noisy share ± 2·noise, the lower bound at least
+    min(LEVEL_FLOOR, 1/(2k)) so every declared level is generated.
+
+    Why bounds and not the shares: on ~1 000 rows the shares' noise is ~0.1 (ε = 1), so moving
+    every level onto its noisy share would add that noise; the decoder's own share is kept unless
+    the release says it is off by more than the noise. The label head (the last, when `skip_label`)
+    is left to the label quotas. Post-processing of a released value."""
+    from dpcore.models.heads import SOFTMAX
+
+    mean = np.asarray(mean, np.float64)
+    last = len(heads.heads) - 1 if skip_label else None
+    out = {}
+    for i, h in enumerate(heads.heads):
+        if h.kind != SOFTMAX or i == last:
+            continue
+        y = mean[h.start:h.stop]
+        if not np.isfinite(y).all():
+            continue
+        k = h.stop - h.start
+        lo = np.maximum(y - 2.0 * noise, min(LEVEL_FLOOR, 0.5 / k))
+        out[i] = (lo, np.maximum(y + 2.0 * noise, lo))
+    return out

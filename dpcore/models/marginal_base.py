@@ -332,13 +332,10 @@ class _Context:
         Post-processing of the measured 1-ways: free. See `level_groups` for how levels are merged."""
         kinds = {a.name: a.kind for a in self.owner.disc.attrs}
         mapping = {}
-        for m in self.measurements:
-            if len(m.clique) == 1:
-                a = m.clique[0]
-                code = level_groups(np.asarray(m.noisy_measurement, np.float64), float(m.stddev),
-                                    kinds[a] in ("bins", "int"), sigmas)
-                if code is not None:
-                    mapping[a] = code
+        for a, (y, sigma) in self.noisy_one_ways().items():
+            code = level_groups(y, sigma, kinds[a] in ("bins", "int"), sigmas)
+            if code is not None:
+                mapping[a] = code
         if not mapping:
             return
         old = self.domain
@@ -348,6 +345,21 @@ class _Context:
         self.data = {a: mapping[a][c] if a in mapping else c for a, c in self.data.items()}
         self._true, self.model = {}, None
         self.owner.merged = {a: [int(v) for v in c] for a, c in mapping.items()}
+
+    def noisy_one_ways(self) -> dict[str, tuple[np.ndarray, float]]:
+        """{attribute: (noisy 1-way counts, their noise std)}: its own 1-way measurement, else the
+        first measurement that holds it, summed over the other attributes (noise σ·√cells summed).
+        Post-processing of released measurements."""
+        out = {}
+        for m in sorted(self.measurements, key=lambda m: len(m.clique)):
+            shape = [self.domain[b] for b in m.clique]
+            y = np.asarray(m.noisy_measurement, np.float64).reshape(shape)
+            for k, a in enumerate(m.clique):
+                if a not in out:
+                    axes = tuple(j for j in range(len(shape)) if j != k)
+                    cells = int(np.prod([shape[j] for j in axes])) if axes else 1
+                    out[a] = (y.sum(axis=axes) if axes else y, float(m.stddev) * math.sqrt(cells))
+        return out
 
     def select(self, scores: np.ndarray, epsilon0: float, sensitivity: float, record: str) -> int:
         """Exponential mechanism: index i with probability ∝ exp(ε₀·score_i / (2Δ)); one record."""

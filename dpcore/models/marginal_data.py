@@ -164,3 +164,24 @@ def compress_field():
 
     return hparam(True, "merge the levels whose noisy 1-way count is under 3σ into one before any "
                         "larger marginal (the MST paper's domain compression; free post-processing)")
+
+
+def target_weight_field(default: float, model: str):
+    """`target_weight` of AIM's and MST's configs (see `workload_weight`)."""
+    from dpcore.models.params import hparam
+
+    what = ("the workload's marginals that contain it (the AIM paper's weighted workload)" if model == "aim"
+            else "its candidate edges in the spanning tree's selection score")
+    return hparam(default, f"weight, when a target is declared, of {what}; 1 = every marginal alike. The "
+                           "selection's sensitivity is the largest weight, so the other pairs' scores count "
+                           "relatively less", low=1.0, high=100.0, typical=(1, 16))
+
+
+def workload_weight(clique, weight: float) -> float:
+    """`weight` for a marginal that contains the target, 1 otherwise.
+
+    Why: on a small wide table every pair of columns competes for a few selections, and the pairs of
+    many-level columns have the largest errors, so neither AIM's quality score nor MST's tree picks
+    the target's pairs (issue 29: 11 pairs, none with the target; synthetic rows that do not predict
+    it). Weighting the target's marginals is the AIM paper's weighted workload (its `W` with weights)."""
+    return float(weight) if LABEL in clique else 1.0

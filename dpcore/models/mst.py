@@ -4,7 +4,9 @@ marginals chosen with the exponential mechanism, then mbi's graphical model.
 Budget ρ (zCDP, from the run's (ε, δ): marginal_base) in thirds: the d 1-way marginals (Gaussian,
 σ₁ = √(3d/(2ρ))), d − 1 exponential-mechanism edge selections (ε₀ = √(8ρ/(3(d − 1))), score: the
 L1 distance between the pair's true counts and the 1-way model's, sensitivity 1), and the d − 1
-chosen 2-way marginals (σ₂ = √(3(d − 1)/(2ρ))). Every step is a ledger record; the accountant's ε
+chosen 2-way marginals (σ₂ = √(3(d − 1)/(2ρ))). When a target is declared, the score of an edge
+that contains it is multiplied by `target_weight` (sensitivity: the largest weight among the open
+edges), so the tree links the target to the columns it depends on (marginal_data.workload_weight). Every step is a ledger record; the accountant's ε
 of the ledger is the run's ε. As in the paper, levels the noisy 1-ways cannot tell from noise are
 merged before the 2-ways (`compress`; ordered columns merge neighbouring levels: marginal_base).
 """
@@ -17,9 +19,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpcore.models.marginal_base import MarginalSynthesizer
-from dpcore.models.marginal_data import bins_field, compress_field, decode_field
+from dpcore.models.marginal_data import (bins_field, compress_field, decode_field, target_weight_field,
+                                         workload_weight)
 from dpcore.models.params import (REPRODUCIBLE_NOISE_HELP, ModelConfig, count, delta_field, epsilon_field,
                                   hparam, seed_field)
+
+TARGET_WEIGHT = 4.0  # chosen on bench/wide_table.py's `wide-choose` table and credit (docs/tabular.md)
 
 
 @dataclass(frozen=True)
@@ -30,6 +35,7 @@ class MSTConfig(ModelConfig):
     delta: float = delta_field()
     bins: int = bins_field()
     compress: bool = compress_field()
+    target_weight: float = target_weight_field(TARGET_WEIGHT, "mst")
     iters: int = count(1000, "mirror-descent iterations of the final graphical-model estimate")
     numeric_decode: str = decode_field()
     seed: int = seed_field("seed of the public randomness (drawing rows from the fitted model); the "
@@ -62,7 +68,8 @@ class MST(MarginalSynthesizer):
         ctx.model = ctx.estimate(self.config.iters)
         pairs = list(itertools.combinations(attrs, 2))
         est = ctx.model_marginals(ctx.model, pairs, max(int(ctx.total), 10_000))
-        score = np.array([np.abs(ctx.true_marginal(p) - est[p]).sum() for p in pairs])
+        weight = np.array([workload_weight(p, self.config.target_weight) for p in pairs])
+        score = weight * np.array([np.abs(ctx.true_marginal(p) - est[p]).sum() for p in pairs])
         eps0 = math.sqrt(8.0 * share / (d - 1))
         comp = {a: a for a in attrs}
 
@@ -73,7 +80,7 @@ class MST(MarginalSynthesizer):
 
         for _ in range(d - 1):  # Kruskal with a private choice among the edges joining two trees
             open_ = [i for i, (a, b) in enumerate(pairs) if root(a) != root(b)]
-            i = open_[ctx.select(score[open_], eps0, 1.0, "mst: edge selection")]
+            i = open_[ctx.select(score[open_], eps0, float(weight[open_].max()), "mst: edge selection")]
             a, b = pairs[i]
             comp[root(a)] = root(b)
             ctx.selected.append(pairs[i])

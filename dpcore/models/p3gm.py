@@ -31,11 +31,11 @@ from dpcore.data.dataset import Dataset
 from dpcore.errors import InvalidParameter, check_int
 from dpcore.io import as_float
 from dpcore.models import networks
-from dpcore.models.label_shares import sample_with_quotas, shares_from_mean
+from dpcore.models.label_shares import CALIBRATION_DRAWS, level_shares, sample_with_quotas, shares_from_mean
 from dpcore.models.mixture import diag_gauss_logpdf, mog_logpdf, mog_sample
 from dpcore.models.p3gm_config import PCA_DIM, P3GMAEConfig, P3GMConfig, PGMConfig  # noqa: F401 (re-exported)
 from dpcore.models.prior_decoder import NeuralSynthesizer, _replace
-from dpcore.models.rows import image_pool_matrix, pooled_width
+from dpcore.models.rows import image_pool_matrix, pooled_width, split_output
 from dpcore.models.synthesizer import DataFacts, FitRun, Plan
 from dpcore.models.training import Progress, check_finite, train_sgd
 from dpcore.privacy.randomness import NoiseSource
@@ -58,7 +58,8 @@ class P3GM(NeuralSynthesizer):
     config_class = P3GMConfig
     private = True
     variational = True
-    legacy_defaults = {"pca_pool": 1, "mean_clip_norm": 1.0, "label_shares": "decoder", "tabular_heads": "flat"}
+    legacy_defaults = {"pca_pool": 1, "mean_clip_norm": 1.0, "label_shares": "decoder", "tabular_heads": "flat",
+                       "category_shares": "decoder"}
 
     def __init__(self, config=None, **overrides):
         super().__init__(config, **overrides)
@@ -67,6 +68,7 @@ class P3GM(NeuralSynthesizer):
         self.projection: np.ndarray | None = None  # (D, D') pooling before PCA, None = identity
         self.mean_clip = 1.0  # R of DP-PCA's mean release (set by fit; saved with the model)
         self.pca_: object | None = None  # the fitted DPPCA (kept for inspection, not saved)
+        self._offsets: dict | None = None  # categorical heads' logit offsets (category_shares), lazily
 
     # ------------------------------------------------------------------ plan
     @classmethod
@@ -116,6 +118,7 @@ class P3GM(NeuralSynthesizer):
     # ------------------------------------------------------------------ fit
     def _fit(self, run: FitRun) -> None:
         cfg, train = self.config, run.train
+        self._offsets = None
         X = self._matrix(train)
         D = X.shape[1]
         self.projection = image_pool_matrix(train, cfg.pca_pool, D - train.n_features)
@@ -155,6 +158,32 @@ class P3GM(NeuralSynthesizer):
         X, y = sample_with_quotas(lambda size: self._draw_rows(size, rng), n, shares)
         order = rng.permutation(n)
         return self.template.with_features(X[order], y[order])
+
+    def _draw_rows(self, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray | None]:
+        """As the base, with each categorical head shifted onto its noisy shares (category_shares)."""
+        offsets = self._category_offsets()
+        if not offsets:
+            return super()._draw_rows(n, rng)
+        z, _ = mog_sample(n, self.mog["weights"], self.mog["means"], self.mog["variances"], rng)
+        rows = self.heads.sample(self._outputs(z, raw=True), rng, offsets)
+        return split_output(rows, self.n_features, self.n_classes)
+
+    def _category_offsets(self) -> dict:
+        """{head: logit offsets} keeping each categorical head within its levels' noisy shares ± 2
+        std, every level at least at a floor (label_shares.level_shares); once per fitted model."""
+        if self._offsets is None:
+            cfg = self.config
+            self._offsets = {}
+            if (self.heads is not None and getattr(cfg, "category_shares", "decoder") == "dp-mean"
+                    and cfg.pca_center == "noisy" and self.projection is None):
+                noise = self.calibration.get("mean_sigma")
+                std = float(noise) * self.mean_clip / self.released_rows if noise and self.released_rows else 0.0
+                shares = level_shares(self.heads, self.pca["mean"], std, skip_label=bool(self.n_classes))
+                if shares:  # z ~ prior from a public seed: the same model gives the same offsets
+                    z, _ = mog_sample(CALIBRATION_DRAWS, self.mog["weights"], self.mog["means"],
+                                      self.mog["variances"], np.random.default_rng([cfg.seed, 2]))
+                    self._offsets = self.heads.marginal_offsets(self._outputs(z, raw=True), shares)
+        return self._offsets
 
     def _label_shares(self) -> np.ndarray | None:
         self._check_fitted()
@@ -344,6 +373,7 @@ class P3GM(NeuralSynthesizer):
         return {"code_radius": self.code_radius, "mean_clip": self.mean_clip}
 
     def _restore_extra(self, tensors, meta) -> None:
+        self._offsets = None
         self.pca = {k: tensors[f"pca.{k}"].numpy() for k in ("components", "mean")}
         self.projection = tensors["pca.projection"].numpy() if "pca.projection" in tensors else None
         self.code_radius = as_float(meta["code_radius"])

@@ -59,6 +59,11 @@ class PGMConfig(ModelConfig):
                                "match the label block of DP-PCA's noisy mean (post-processing, no privacy cost; "
                                "needs the noisy pca_center) or 'decoder' (as decoded)",
                                choices=("dp-mean", "decoder"))
+    category_shares: str = hparam("dp-mean", "tables with per-column heads: 'dp-mean' shifts each categorical "
+                                  "head so the generated levels follow their shares in DP-PCA's noisy mean "
+                                  "(every declared level at least at the noise's std; post-processing, no "
+                                  "privacy cost; needs the noisy pca_center) or 'decoder' (as decoded)",
+                                  choices=("dp-mean", "decoder"))
     seed: int = seed_field()
     device: str = device_field()
 

@@ -18,7 +18,7 @@ Pages use `from dpcore import ui` and the names below; each lives in the module 
 Only this package imports Streamlit; torch and the models load inside the helpers that need them,
 so the first page paints quickly.
 """
-from dpcore.ui.cache import (attack_estimate_seconds, attacks, bundle, canary_audit, key, latent, marginals, one_way, report_html, run_mtime, samples,
+from dpcore.ui.cache import (attack_estimate_seconds, attacks, bundle, canary_audit, fit_warnings, key, latent, marginals, one_way, report_html, run_mtime, samples,
                              synthetic_csv, synthetic_warnings, utility)
 from dpcore.ui.coverage import lvae_guarantee, what_eps_covers
 from dpcore.ui.data import (data_choice, data_config_fields, data_label, default_data_choice, load_data, parse_table,
@@ -44,5 +44,5 @@ __all__ = [
     "parse_table", "parse_upload", "plan_preview",
     "remember_params", "remembered_params", "report_html", "run_mtime", "run_picker", "runs_root", "samples",
     "save_upload", "set_data_choice", "set_live_run", "set_sweep_state", "sidebar_status", "sweep_state",
-    "synthetic_csv", "synthetic_warnings", "upload_limit_bytes", "utility", "utility_points", "lvae_guarantee", "what_eps_covers",
+    "synthetic_csv", "synthetic_warnings", "fit_warnings", "upload_limit_bytes", "utility", "utility_points", "lvae_guarantee", "what_eps_covers",
 ]

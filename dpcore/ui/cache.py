@@ -64,6 +64,15 @@ def synthetic_warnings(name: str, mtime: float) -> list[str]:
     return check(b.synthetic, b.train, b.test, res)
 
 
+@st.cache_data(max_entries=32, show_spinner="Checking the synthetic rows…")
+def fit_warnings(name: str, mtime: float) -> tuple[list[str], dict | None]:
+    """The Train page's after-run checks (what `train` prints): (warnings, target check)."""
+    from dpcore.evaluate.checks import fit_warnings as check
+
+    b = _bundle(name, mtime)
+    return check(b.synthetic, b.train, b.test)
+
+
 @st.cache_data(max_entries=32, show_spinner="Comparing marginals…")
 def marginals(name: str, mtime: float) -> dict:
     from dpcore import report

@@ -505,3 +505,6 @@ def test_train_page_trains_a_six_column_csv_with_default_settings(runs_dir):
     at.button(key="train.start").click().run()
     live = _wait(at)
     assert live.status == "done", live.handle.error
+    # the bounds were read off the uploaded rows: the page says so, naming the columns (issue 29)
+    warned = " ".join(html.unescape(w.value) for w in at.warning)
+    assert "NOT covered by ε" in warned and "a, b, c, d, e, f" in warned, warned

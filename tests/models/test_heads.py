@@ -140,3 +140,67 @@ def test_p3gm_heads_keep_the_label_tied_to_the_columns():
     out = model.sample(2000, seed=0).to_frame()
     means = out.groupby("y", observed=True)["age"].mean()
     assert means["yes"] - means["no"] > 5  # real: 57.5 vs 32.5
+
+
+def test_marginal_offsets_move_a_head_onto_its_shares_and_keep_row_preferences(imbalanced):
+    """A decoder that never gives 'other' any probability: offsets bring its marginal to the target
+    shares, and rows that preferred 'rent' still prefer it over 'own' more than the rest do."""
+    train, _ = imbalanced
+    heads = TabularHeads.for_data(train.encoder, train.n_features, train.n_classes, bins=8)
+    i = [k for k, h in enumerate(heads.heads) if h.kind == SOFTMAX][0]  # home
+    h = heads.heads[i]
+    rng = np.random.default_rng(0)
+    out = rng.normal(0, 0.1, (4000, heads.out_width))
+    out[:, h.out + 2] = -30.0  # 'other' is (almost) never drawn
+    out[:2000, h.out + 1] += 2.0  # the first half leans to 'rent'
+    target = np.array([0.5, 0.3, 0.2])
+    offsets = heads.marginal_offsets(out, {i: (target, target)})
+    rows = heads.sample(out, np.random.default_rng(1), offsets)
+    got = rows[:, h.start:h.stop]
+    assert np.allclose(got.mean(0), target, atol=0.03)
+    # wide bounds: only the level outside them moves (to its lower bound), the others keep their ratio
+    loose = heads.marginal_offsets(out, {i: (np.array([0.0, 0.0, 0.1]), np.ones(3))})
+    share = heads.sample(out, np.random.default_rng(1), loose)[:, h.start:h.stop].mean(0)
+    plain_share = heads.sample(out, np.random.default_rng(1))[:, h.start:h.stop].mean(0)
+    assert abs(share[2] - 0.1) < 0.02 and abs(share[0] / share[1] - plain_share[0] / plain_share[1]) < 0.1
+    assert got[:2000, 1].mean() > got[2000:, 1].mean() + 0.2
+    plain = heads.sample(out, np.random.default_rng(1))
+    assert plain[:, h.start + 2].sum() == 0
+
+
+def test_level_shares_floor_every_declared_level(imbalanced):
+    from dpcore.models.label_shares import level_shares
+
+    train, _ = imbalanced
+    heads = TabularHeads.for_data(train.encoder, train.n_features, train.n_classes, bins=8)
+    i = [k for k, h in enumerate(heads.heads) if h.kind == SOFTMAX][0]
+    h = heads.heads[i]
+    mean = np.zeros(heads.width)
+    mean[h.start:h.stop] = [0.7, 0.32, -0.02]  # a noisy mean: the third level's share fell below 0
+    mean[-2:] = [0.9, 0.1]
+    bounds = level_shares(heads, mean, noise=0.05)
+    assert list(bounds) == [i]  # the label head is left to the label quotas
+    lo, hi = bounds[i]
+    assert lo == pytest.approx([0.6, 0.22, 0.01]) and hi == pytest.approx([0.8, 0.42, 0.08])
+
+
+def test_p3gm_generates_every_declared_level_of_a_small_table():
+    """A 2 % and a 3 % level on 300 rows at ε = 1: with category_shares 'dp-mean' both are
+    generated (at least at the 1 % floor). The mechanism noise is secret, so only the floor is
+    asserted, which holds whatever the noise."""
+    from dpcore.data.csv import dataset_from_frame
+
+    rng = np.random.default_rng(3)
+    n = 300
+    frame = pd.DataFrame({"a": rng.choice(list("pqrs"), n, p=[0.49, 0.3, 0.19, 0.02]),
+                          "b": rng.choice(list("xyz"), n, p=[0.6, 0.37, 0.03]), "v": rng.random(n).round(3),
+                          "y": rng.choice(["n", "y"], n)})
+    ds = dataset_from_frame(frame, target="y", types={"v": "numeric", "a": "categorical", "b": "categorical"},
+                            bounds={"v": (0, 1)}, categories={"a": list("pqrs"), "b": list("xyz"), "y": ["n", "y"]},
+                            nullable={"a": False, "b": False, "v": False})
+    m = get_model("p3gm")(epsilon=1.0, epochs=1, hidden=16, batch_size=50, warmup_steps=10, seed=0)
+    m.fit(ds)
+    s = m.sample(3000, seed=0).to_frame()
+    assert set(s["a"]) == set("pqrs") and set(s["b"]) == set("xyz")
+    # at least the 1 % floor (drawn: ~30 of 3 000 rows; the noisy shares' std is ~0.2 at n = 300)
+    assert (s["a"] == "s").mean() > 0.005 and (s["b"] == "z").mean() > 0.005
