@@ -24,10 +24,20 @@ TABLE = {"dataset": "credit", "n": 1500}
 IMAGES = {"dataset": "digits"}
 
 
+# Below the floor today (strict: the test fails once they are fixed, so the mark must go then).
+KNOWN = {
+    "dp-vae": "DP-VAE at ε = 1 on digits' 1 617 rows generates the mean image for every label "
+              "(accuracy 0.06–0.13 at 10, 20 or 40 epochs, Gaussian or Bernoulli): issue 27",
+    "aim": "AIM on credit never generates Debt's missing flag (the noisy 1-way merges the rare "
+           "'missing' level away): issue 27",
+}
+
+
 def _cases():
     for name in sorted(MODELS):
         data = IMAGES if get_model(name).takes_images else TABLE
-        yield pytest.param(name, data, {}, id=f"{name}-{data['dataset']}")
+        marks = [pytest.mark.xfail(strict=True, reason=KNOWN[name])] if name in KNOWN else []
+        yield pytest.param(name, data, {}, id=f"{name}-{data['dataset']}", marks=marks)
     # the issue's command: a certificate target makes L-VAE's sampler broader, not its decoder flat
     yield pytest.param("lvae", IMAGES, {"epsilon": 10.0}, id="lvae-digits-certificate-10")
 
