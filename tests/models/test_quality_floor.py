@@ -24,7 +24,7 @@ TABLE = {"dataset": "credit", "n": 1500}
 IMAGES = {"dataset": "digits"}
 
 
-# Below the floor today (strict: the test fails once they are fixed, so the mark must go then).
+# Below the floor today (not strict: the noise is secret, so a lucky run may pass; the mark goes when fixed).
 KNOWN = {
     "dp-vae": "DP-VAE at ε = 1 on digits' 1 617 rows generates the mean image for every label "
               "(accuracy 0.06–0.13 at 10, 20 or 40 epochs, Gaussian or Bernoulli): issue 27",
@@ -36,7 +36,7 @@ KNOWN = {
 def _cases():
     for name in sorted(MODELS):
         data = IMAGES if get_model(name).takes_images else TABLE
-        marks = [pytest.mark.xfail(strict=True, reason=KNOWN[name])] if name in KNOWN else []
+        marks = [pytest.mark.xfail(strict=False, reason=KNOWN[name])] if name in KNOWN else []
         yield pytest.param(name, data, {}, id=f"{name}-{data['dataset']}", marks=marks)
     # the issue's command: a certificate target makes L-VAE's sampler broader, not its decoder flat
     yield pytest.param("lvae", IMAGES, {"epsilon": 10.0}, id="lvae-digits-certificate-10")
