@@ -29,14 +29,22 @@ def atomic_write_bytes(path: str | os.PathLike, payload: bytes) -> None:
         raise RunError(f"cannot write {str(path)!r}: {exc.strerror or exc}") from None
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(payload)
+            write(fh, payload)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         if os.path.exists(tmp):
             os.unlink(tmp)
+        if isinstance(exc, OSError):  # ENOSPC, EDQUOT, EROFS, EACCES: one line, the old file kept
+            raise RunError(f"cannot write {str(path)!r}: {exc.strerror or exc}; the previous "
+                           "version (if any) is unchanged") from None
         raise
+
+
+def write(fh, payload: bytes) -> None:
+    """The one place file bytes are written (tests patch it to simulate a full disk)."""
+    fh.write(payload)
 
 
 def _json_default(o):

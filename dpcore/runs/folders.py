@@ -192,3 +192,42 @@ def rename_run(path, new_name: str) -> Run:
         d["name"] = new_name
         atomic_write_json(target / "config.json", d)
         return Run(target)
+
+
+def interrupted_partials(root) -> list[Path]:
+    """ROOT/.NAME.partial-XXXX folders no process trains any more (killed runs), oldest first."""
+    root = Path(root)
+    if not root.is_dir():
+        return []
+    out = []
+    for p in root.iterdir():
+        if not (p.name.startswith(".") and PARTIAL in p.name) or p.is_symlink() or not p.is_dir():
+            continue
+        lock = RunLock(root, p.name[1:].split(PARTIAL, 1)[0])
+        try:
+            if not lock.acquire():
+                continue  # its name is locked: still training
+        except RunError:
+            continue
+        lock.release()
+        out.append(p)
+    return sorted(out, key=lambda p: p.stat().st_mtime)
+
+
+def prune_partials(root) -> list[str]:
+    """Delete the interrupted partial folders under `root` (each under its name's lock, so a run
+    that starts training meanwhile is never touched); returns the names removed."""
+    root = Path(root)
+    removed = []
+    for p in interrupted_partials(root):
+        name = p.name[1:].split(PARTIAL, 1)[0]
+        lock = RunLock(root, name)
+        if not lock.acquire():
+            continue
+        try:
+            if p.is_dir() and not p.is_symlink():
+                shutil.rmtree(p)
+                removed.append(p.name[1:])
+        finally:
+            lock.release()
+    return removed
