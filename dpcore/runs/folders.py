@@ -15,7 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from dpcore.errors import InvalidParameter, RunError
+from dpcore.errors import DPCoreError, InvalidParameter, RunError
 from dpcore.io import atomic_write_json
 from dpcore.runs.safety import RunLock
 from dpcore.runs.store import _NAME_RE, PARTIAL, Run, RunConfig, now_iso
@@ -90,7 +90,9 @@ def _reserve(root: Path, name: str | None, cfg: RunConfig, overwrite: bool) -> t
 
 
 def _write_new(path: Path, cfg: RunConfig, name: str) -> Run:
-    cfg = dataclasses.replace(cfg, name=name)
+    from dpcore.runs.uploads import adopt_csvs
+
+    cfg = dataclasses.replace(cfg, name=name, data=adopt_csvs(path.parent, cfg.data))
     atomic_write_json(path / "config.json", cfg.to_dict())
     atomic_write_json(path / "status.json", {"status": "created", "created": now_iso(),
                                              "created_ts": time.time()})
@@ -165,9 +167,24 @@ def _check_changeable(p: Path) -> Run:
 
 
 def delete_run(path) -> None:
-    """Delete a run folder (not while it trains); an upload only this run used goes with it."""
+    """Delete a run folder (not while it trains); an upload only this run used goes with it. A
+    folder whose files are unreadable (edited, truncated) can be deleted too, under its name's lock."""
     p = Path(path)
-    run = _check_changeable(p)
+    if p.is_symlink():
+        raise RunError(f"{str(p)!r} is a symbolic link, not a run folder")
+    try:
+        run = _check_changeable(p)
+    except RunError:
+        if not (p.is_dir() and os.path.lexists(p / "config.json")):
+            raise
+        try:
+            Run(p)
+        except DPCoreError:  # unreadable: nothing in it can be trusted, so only the folder goes
+            name = p.name[1:].split(PARTIAL, 1)[0] if p.name.startswith(".") else p.name
+            with RunLock(p.parent, name):
+                _remove_tree(p)
+            return
+        raise
     with RunLock(p.parent, run.target_name):
         _check_changeable(p)
         csv = run.config.data.csv

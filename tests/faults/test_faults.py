@@ -120,7 +120,8 @@ def test_tampered_and_truncated_folders_are_skipped_or_refused(tmp_path):
         shutil.copytree(root / "good", root / name)
         damage(root / name)
     listed = {s.name: s.status for s in list_runs(root)}
-    assert "trunc" not in listed and "badstatus" not in listed and listed["good"] == "done"
+    assert listed["trunc"].startswith("unreadable: config.json: ") and listed["good"] == "done"
+    assert listed["badstatus"].startswith("unreadable: status.json: ")
     for name in ("nomodel", "halfweights"):
         with pytest.raises(DPCoreError):
             Run(root / name).load_model()
