@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from pathlib import Path
 
 from dpcore.errors import RunError
@@ -43,7 +44,7 @@ def check_inside(base: Path | None, path: Path) -> None:
         parts = [Path(base).joinpath(*rel.parts[: i + 1]) for i in range(len(rel.parts))]
     for p in parts:
         if p.is_symlink():
-            raise RunFileError(path, f"{p.name} is a symbolic link (a run folder holds plain files only)")
+            raise RunFileError(p, "a symbolic link (a run folder holds plain files only)")
 
 
 def read_run_bytes(path: Path, *, max_bytes: int, base: Path | None = None) -> bytes:
@@ -56,12 +57,11 @@ def read_run_bytes(path: Path, *, max_bytes: int, base: Path | None = None) -> b
         raise
     except OSError as exc:
         raise RunFileError(path, exc.strerror or str(exc)) from None
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        raise RunFileError(path, "not a regular file")
     with os.fdopen(fd, "rb") as fh:
-        st = os.fstat(fh.fileno())
-        import stat
-
-        if not stat.S_ISREG(st.st_mode):
-            raise RunFileError(path, "not a regular file")
         if st.st_size > max_bytes:
             raise RunFileError(path, f"too large ({st.st_size} bytes, at most {max_bytes})")
         data = fh.read(max_bytes + 1)

@@ -27,7 +27,7 @@ from dpcore.errors import DPCoreError, InvalidParameter, RunError, check_probabi
 from dpcore.io import atomic_write_json, dumps
 from dpcore.models.params import config_to_dict
 from dpcore.privacy.ledger import PrivacyLedger
-from dpcore.runs.safety import (MAX_METRICS_BYTES, RunFileError, as_number, check_config, check_data_paths,
+from dpcore.runs.safety import (MAX_METRICS_BYTES, RunFileError, as_number, check_inside, check_config, check_data_paths,
                                 check_done, check_evaluation, check_ledger, check_model_files, check_status,
                                 ledger_records, read_json, read_run_bytes, running_state, selection_record)
 
@@ -189,7 +189,7 @@ class Run:
 
     def __init__(self, path: str | os.PathLike):
         self.path = Path(path)
-        if not (self.path / "config.json").is_file():
+        if not os.path.lexists(self.path / "config.json"):
             raise RunError(f"not a run (no config.json): {self.path}")
         d = _read_json(self.path / "config.json", check=check_config)
         try:
@@ -315,7 +315,7 @@ class Run:
 
         if not self.has_model():
             raise RunError(f"run {self.name!r} has no saved model (status: {self.status()['status']})")
-        check_done(self.status(), self._ledger_json())
+        self.summary()  # every file checked: a run the listing calls unreadable is refused here too
         check_model_files(self.model_dir, self.config.model)
         try:
             return load_model(self.model_dir)
@@ -338,6 +338,8 @@ class Run:
         led = self._ledger_json()
         check_done(st, led)
         self.evaluation()
+        for rel in ("metrics.jsonl", "model/model.json", "model/weights.safetensors"):
+            check_inside(self.path, self.path / rel)  # lstat only: a link is never followed
         return RunSummary(name=self.name, path=str(self.path), model=self.config.model,
                           dataset=self.config.data.label, status=st.get("status", "created"),
                           epsilon=_num(led.get("epsilon")), delta=_num(led.get("delta")),
