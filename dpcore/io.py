@@ -29,7 +29,7 @@ def atomic_write_bytes(path: str | os.PathLike, payload: bytes) -> None:
         raise RunError(f"cannot write {str(path)!r}: {exc.strerror or exc}") from None
     try:
         with os.fdopen(fd, "wb") as fh:
-            write(fh, payload)
+            write(fh, payload, path)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
@@ -42,8 +42,9 @@ def atomic_write_bytes(path: str | os.PathLike, payload: bytes) -> None:
         raise
 
 
-def write(fh, payload: bytes) -> None:
-    """The one place file bytes are written (tests patch it to simulate a full disk)."""
+def write(fh, payload: bytes | str, path=None) -> None:
+    """The one place run and output files are written (`path`: the file meant; tests patch this to
+    simulate a full, read-only or forbidden disk)."""
     fh.write(payload)
 
 

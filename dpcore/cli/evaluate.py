@@ -92,7 +92,9 @@ def run(args) -> int:
         html = run_report(args.run, kind="shareable", seed=args.seed, bundle=bundle,
                           rows=args.report_rows) if args.report else None
     if html is not None:
-        Path(args.report).write_text(html, encoding="utf-8")
+        from dpcore.io import atomic_write_bytes
+
+        atomic_write_bytes(args.report, html.encode("utf-8"))  # a full disk leaves no half a report
     out = {"run": str(args.run), "epsilon": bundle.run.epsilon, **_summary(evaluation),
            "test": evaluation.get("test", "held-out split"), "warnings": list(evaluation.get("warnings", [])),
            **run_coverage(bundle.private, bundle.train.preprocessing_private, bundle.seeded_noise),

@@ -111,7 +111,11 @@ def create_run(root, name: str | None, config: RunConfig | dict, *, overwrite: b
         if replaces:
             _remove_tree(path)
         path.mkdir()
-        return _write_new(path, cfg, base)
+        try:
+            return _write_new(path, cfg, base)
+        except BaseException:
+            shutil.rmtree(path, ignore_errors=True)
+            raise
     finally:
         lock.release()
 
@@ -121,11 +125,16 @@ def begin_run(root, name: str | None, config: RunConfig, *, overwrite: bool = Fa
     moves it into place. Returns (run, lock); the caller releases the lock after finishing."""
     root = _root(root)
     base, lock, _ = _reserve(root, name, config, overwrite)
+    path = None
     try:
         path = Path(tempfile.mkdtemp(prefix=f".{base}{PARTIAL}", dir=root))
         return _write_new(path, config, base), lock
-    except BaseException:
+    except BaseException as exc:
+        if path is not None and path.is_dir():
+            shutil.rmtree(path, ignore_errors=True)  # nothing half-written is left (a full disk)
         lock.release()
+        if isinstance(exc, OSError):
+            raise RunError(f"cannot create run {base!r} in {str(root)!r}: {exc.strerror or exc}") from None
         raise
 
 

@@ -262,9 +262,15 @@ class Run:
             return
         if not self.path.is_dir():
             raise RunError(f"run folder {str(self.path)!r} disappeared while training")
-        with open(self.path / "metrics.jsonl", "a") as fh:
-            fh.write("".join(dumps(e).replace("\n", "").replace("  ", "") + "\n" for e in events))
-            fh.flush()
+        from dpcore import io as dio
+
+        try:
+            with open(self.path / "metrics.jsonl", "a") as fh:
+                dio.write(fh, "".join(dumps(e).replace("\n", "").replace("  ", "") + "\n" for e in events),
+                          self.path / "metrics.jsonl")
+                fh.flush()
+        except OSError as exc:  # a full disk: the run fails with one line (a torn last line is skipped on read)
+            raise RunError(f"cannot write {str(self.path / 'metrics.jsonl')!r}: {exc.strerror or exc}") from None
 
     # ------------------------------------------------------------------ privacy
     def save_ledger(self, ledger: PrivacyLedger, delta: float, private: bool) -> float:
