@@ -14,6 +14,9 @@ environment variable that changes it (`DPCORE_MAX_<NAME>`).
 | DPCORE_MAX_SEEDS         | 1 000       | seeds per point of a sweep                            |
 | DPCORE_MAX_SWEEP_RUNS    | 2 000       | runs of one sweep (grid points × seeds)               |
 | DPCORE_MAX_TARGETS       | 1 000 000   | attack targets (members and non-members each)         |
+| DPCORE_MAX_WEIGHTS_BYTES | 1 GiB       | a saved model's weights.safetensors (before reading)  |
+| DPCORE_MAX_ROWS / _COLUMNS | 2 000 000 / 10 000 | a CSV's shape (dpcore.data.csv; cells ≤ 50 M) |
+| (fixed) noise multiplier | [0.1, 1e6]  | σ/Δ the CLI's `account` takes                         |
 | (fixed) MAX_SEED         | 2**32 - 1   | any seed (torch and numpy both accept it)             |
 | (fixed) MAX_NAME         | 128         | characters of a run, sweep or upload name             |
 
