@@ -128,7 +128,7 @@ _WIDTHS = ("hidden", "critic_hidden", "gen_hidden")
 PARAM_CAPS: dict[str, int] = {
     "latent_dim": 4_096, "components": 1_000, "em_iters": 100_000, "pca_dim": 1_000_000,
     "pca_pool": 1_000, "pool": 1_000, "batch_size": 10_000_000, "critic_batch": 10_000_000,
-    "epochs": 10_000_000, "steps": 10_000_000, "warmup_steps": 10_000_000, "critic_steps": 10_000,
+    "warmup_steps": 10_000_000, "critic_steps": 10_000,  # epochs and steps: DPCORE_MAX_STEPS
     "n_discriminators": 10_000, "power_iterations": 1_000, "numeric_bins": 10_000, "bins": 100_000,
     "iters": 10_000_000, "rounds": 100_000, "round_iters": 10_000_000, "degree": 16, "seed": MAX_SEED,
 }
