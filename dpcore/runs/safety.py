@@ -148,16 +148,16 @@ def check_evaluation(d, where: str = "evaluation.json") -> dict:
 
 
 def check_done(status: dict, ledger: dict, where: str = "status.json") -> None:
-    """"done" needs the steps the ledger records: a run whose ledger holds 20 DP-EM iterations but
-    whose status says done at step 5 was edited or cut short, and is not presented as finished."""
+    """"done" needs the steps the ledger records: a run whose ledger holds 6 DP-SGD steps but whose
+    status says done at step 5 was edited or cut short, and is not presented as finished."""
     if status.get("status") != "done":
         return
     step = status.get("step")
     records = ledger.get("records") if isinstance(ledger, dict) else None
-    # DP-SGD steps and DP-EM iterations are training steps too (P3GM, DP-VAE); a marginal model's
-    # measurements (AIM, MST) are not counted in its steps, so they set no floor.
+    # Every DP-SGD step is a training step (P3GM, DP-VAE); DP-EM iterations and a marginal model's
+    # measurements (AIM, MST) are not counted one by one in the step count, so they set no floor.
     need = max((r.get("steps", 0) for r in records or [] if isinstance(r, dict)
-                and str(r.get("name", "")).startswith(("dp-sgd", "dp-em"))
+                and str(r.get("name", "")).startswith("dp-sgd")
                 and isinstance(r.get("steps"), int) and not isinstance(r.get("steps"), bool)), default=0)
     if isinstance(step, int) and step < need:
         raise RunFileError(where, f"says done at step {step}, but the ledger records {need} steps")
