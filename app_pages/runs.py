@@ -8,6 +8,9 @@ import streamlit as st
 
 from dpcore import ui
 from dpcore.errors import DPCoreError
+from dpcore.runs.files import MAX_JSON_BYTES, read_run_bytes
+from dpcore.runs.folders import interrupted_partials
+from dpcore.runs.store import UNREADABLE
 from dpcore.text import md
 
 st.title("Runs")
@@ -64,14 +67,20 @@ else:
     name = ui.run_picker("Run", summaries, "runs.selected")
     s = info[name]
     path = Path(s.path)
+    unreadable = s.status.startswith(UNREADABLE)
     if s.status == "failed":
         st.error(f"This run failed: {md(s.message)}", icon=":material/error:")
     elif s.status == "inconsistent":  # dpcore.runs.verify: never shown or exported as private
         st.error(f"{md(s.message)}. Its ε is not shown and it cannot be exported.", icon=":material/gpp_bad:")
+    if unreadable:
+        st.error(f"This run folder cannot be used: {md(s.message)}. Nothing in it is read; you can delete "
+                 "it below.", icon=":material/error:")
     a, b, c, d = st.columns(4)
-    a.download_button("Config (JSON)", (path / "config.json").read_bytes(), file_name=f"{name}-config.json",
-                      mime="application/json", icon=":material/download:", key="runs.dl_config",
-                      on_click="ignore")
+    if not unreadable:
+        a.download_button("Config (JSON)", lambda: read_run_bytes(path / "config.json", max_bytes=MAX_JSON_BYTES,
+                                                                  base=path),
+                          file_name=f"{name}-config.json", mime="application/json", icon=":material/download:",
+                          key="runs.dl_config", on_click="ignore")
     has_model = s.status in ("done", "stopped") and (path / "model" / "model.json").is_file()
     if has_model:
         b.download_button("Synthetic data (CSV)", lambda: ui.synthetic_csv(*ui.key(name)),
@@ -126,6 +135,22 @@ else:
                   key="runs.delete", on_click=_delete, args=(path,))
         if msg := st.session_state.pop("runs.msg", None):
             st.error(md(msg), icon=":material/error:")
+
+partials = interrupted_partials(ui.runs_root())
+if partials:
+    def _prune() -> None:
+        from dpcore.runs.folders import prune_partials
+
+        st.session_state["runs.pruned"] = len(prune_partials(ui.runs_root()))
+
+    with st.expander(f"Interrupted runs ({len(partials)})"):
+        st.caption("Runs whose training process was killed (a crash, a restart, kill -9) leave an unfinished "
+                   "folder behind. Nothing in them is a finished run: deleting them loses no result.")
+        sure = st.checkbox(f"Yes, delete these {len(partials)} unfinished folders", key="runs.prune_sure")
+        st.button("Delete interrupted runs", icon=":material/delete_sweep:", disabled=not sure,
+                  key="runs.prune", on_click=_prune)
+if (pruned := st.session_state.pop("runs.pruned", None)) is not None:
+    st.success(f"Deleted {pruned} interrupted run folder(s).", icon=":material/check:")
 
 # ------------------------------------------------------------------ ε sweep
 st.subheader("ε sweep", divider="gray")

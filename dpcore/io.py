@@ -29,14 +29,23 @@ def atomic_write_bytes(path: str | os.PathLike, payload: bytes) -> None:
         raise RunError(f"cannot write {str(path)!r}: {exc.strerror or exc}") from None
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(payload)
+            write(fh, payload, path)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         if os.path.exists(tmp):
             os.unlink(tmp)
+        if isinstance(exc, OSError):  # ENOSPC, EDQUOT, EROFS, EACCES: one line, the old file kept
+            raise RunError(f"cannot write {str(path)!r}: {exc.strerror or exc}; the previous "
+                           "version (if any) is unchanged") from None
         raise
+
+
+def write(fh, payload: bytes | str, path=None) -> None:
+    """The one place run and output files are written (`path`: the file meant; tests patch this to
+    simulate a full, read-only or forbidden disk)."""
+    fh.write(payload)
 
 
 def _json_default(o):

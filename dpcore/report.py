@@ -8,7 +8,6 @@ and builds the run's two HTML exports through `dpcore.release` (shareable and pr
 """
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from datetime import datetime
@@ -64,10 +63,18 @@ def load_bundle(run_dir, n_samples: int | None = None, seed: int = 0) -> RunBund
 
 
 # ----------------------------------------------------------------------------- saved scores
-def load_evaluation(run_dir) -> dict:
+def load_evaluation(run_dir, strict: bool = False) -> dict:
+    """The run's saved scores through the checked run-file reader ({} when none). A bad file (a list,
+    50 000 nested brackets, a symlink) gives {} — the run listing marks that run unreadable — or,
+    with `strict`, the one-line RunError."""
+    from dpcore.errors import DPCoreError
+    from dpcore.runs.safety import check_evaluation, read_json
+
     try:
-        return json.loads((Path(run_dir) / EVAL_FILE).read_text())
-    except (OSError, ValueError):
+        return check_evaluation(read_json(Path(run_dir) / EVAL_FILE, default={}, base=Path(run_dir)))
+    except DPCoreError:
+        if strict:
+            raise
         return {}
 
 

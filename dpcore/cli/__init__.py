@@ -2,7 +2,9 @@
 
 Each command lives in its own module under dpcore/cli/ and exposes `register(subparsers)`, which
 adds a sub-parser whose `func(args) -> int` does the work. A `DPCoreError` becomes a one-line
-message on stderr and exit code 2; no traceback is shown to a user.
+message on stderr and exit code 2; an error of the machine (a full or read-only disk, no
+permission, no memory) or a number no step can hold becomes a one-line message and exit code 1.
+No traceback is shown to a user.
 """
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ import sys
 from dpcore.errors import DPCoreError
 
 # One module per group of commands; each is imported only to register its parser (cheap imports).
-COMMAND_MODULES = ("privacy", "data", "train", "evaluate", "attack", "sweep")
+COMMAND_MODULES = ("privacy", "data", "train", "evaluate", "attack", "sweep", "runs")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -56,6 +58,10 @@ def _jsonable(obj):
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    for a in argv:  # argparse reads "--flag=--" as an empty list, which no command expects
+        if a.startswith("-") and a.endswith("=--"):
+            parser.error(f"argument {a.split('=', 1)[0]}: '--' is not a value")
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)
@@ -65,3 +71,24 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except (OSError, OverflowError, ValueError, ArithmeticError, MemoryError, RecursionError) as exc:
+        print(f"error: {environment_message(exc)}", file=sys.stderr)
+        return 1
+
+
+def environment_message(exc: BaseException) -> str:
+    """One line for an error the user did not type: what failed and, for a file, which one."""
+    import errno
+
+    if isinstance(exc, OSError):
+        what = {errno.ENOSPC: "no space left on the disk", errno.EDQUOT: "disk quota exceeded",
+                errno.EROFS: "the disk is read-only", errno.EACCES: "permission denied",
+                errno.EPERM: "operation not permitted"}.get(exc.errno, exc.strerror or type(exc).__name__)
+        where = f" ({exc.filename})" if exc.filename else ""
+        return " ".join(f"{what}{where}; nothing was half-written".split())
+    if isinstance(exc, MemoryError):
+        return "out of memory; ask for less (see dpcore/limits.py for the caps)"
+    if isinstance(exc, RecursionError):
+        return "input nested too deeply"
+    msg = " ".join(str(exc).split())[:200] or type(exc).__name__
+    return f"{type(exc).__name__}: {msg}"

@@ -9,6 +9,8 @@ data owner only.
 """
 from __future__ import annotations
 
+from dpcore.cli.args import integer, number
+
 import math
 import time
 from pathlib import Path
@@ -21,11 +23,11 @@ def register(sub) -> None:
     p.add_argument("--attacks", default="default",
                    help="comma-separated: dcr, monte-carlo, gan-leaks, domias, loss, loss-reference "
                         "(or all, black-box, default = black-box + loss)")
-    p.add_argument("--canaries", type=int, default=None, metavar="M",
+    p.add_argument("--canaries", type=integer, default=None, metavar="M",
                    help="also run the one-run canary audit with M canaries (retrains the model once)")
-    p.add_argument("--n-targets", type=int, default=1000, help="members and non-members each (default 1000)")
-    p.add_argument("--confidence", type=float, default=0.95, help="confidence of the ε lower bounds")
-    p.add_argument("--seed", type=int, default=0, help="seed of the target choice and synthetic sample")
+    p.add_argument("--n-targets", type=integer, default=1000, help="members and non-members each (default 1000)")
+    p.add_argument("--confidence", type=number, default=0.95, help="confidence of the ε lower bounds")
+    p.add_argument("--seed", type=integer, default=0, help="seed of the target choice and synthetic sample")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run)
 
@@ -35,12 +37,21 @@ def run(args) -> int:
     from dpcore.errors import InvalidParameter, RunError, check_probability
     from dpcore.evaluate.attacks import parse_attacks
 
+    from dpcore.limits import check_canaries, check_seed, check_targets
+
+    if any(not a.strip() for a in args.attacks.split(",")):
+        raise InvalidParameter(f"--attacks must be a comma-separated list of names, with no empty item; "
+                               f"got {args.attacks!r}")
     names = parse_attacks(args.attacks)
-    check_probability("confidence", args.confidence)
+    check_probability("--confidence", args.confidence)
     if args.n_targets < 10:
         raise InvalidParameter(f"--n-targets must be >= 10, got {args.n_targets}")
+    check_targets(args.n_targets)
+    check_seed(args.seed)
     if args.canaries is not None and args.canaries < 4:
         raise InvalidParameter(f"--canaries must be >= 4, got {args.canaries}")
+    if args.canaries is not None:
+        check_canaries(args.canaries)
     if not Path(args.run).is_dir():
         raise RunError(f"no run folder at {args.run}")
     from dpcore.report import attack_run, audit_run, load_bundle
@@ -56,7 +67,7 @@ def run(args) -> int:
     if args.json:
         print_json(out)
         return 0
-    eps = out["epsilon"]
+    eps = float(out["epsilon"])
     print(f"run {out['run']}  ε = {'∞' if math.isinf(eps) else f'{eps:.3g}'} (accountant)  "
           "— attack numbers: not covered by ε, data owner only")
     for a in out["attacks"]:

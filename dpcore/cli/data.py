@@ -17,7 +17,10 @@ def _datasets(args: argparse.Namespace) -> int:
     from dpcore.cli import print_json
     from dpcore.data.registry import list_datasets, load_table
 
-    if args.schema:
+    if args.schema is not None:
+        from dpcore.limits import check_name
+
+        check_name(args.schema, "--schema")
         from dpcore.data import builtin_schemas as bs
         from dpcore.data.registry import _canonical_name
 

@@ -9,6 +9,8 @@ full report. Both open with a summary and embed `--report-rows` synthetic rows (
 """
 from __future__ import annotations
 
+from dpcore.cli.args import integer
+
 import time
 from pathlib import Path
 
@@ -16,16 +18,16 @@ from pathlib import Path
 def register(sub) -> None:
     p = sub.add_parser("evaluate", help="score a saved run: utility, marginals, membership attacks")
     p.add_argument("run", help="run folder (e.g. runs/NAME)")
-    p.add_argument("--n-targets", type=int, default=1000,
+    p.add_argument("--n-targets", type=integer, default=1000,
                    help="members and non-members each used as attack targets (default 1000)")
-    p.add_argument("--n-samples", type=int, default=None,
+    p.add_argument("--n-samples", type=integer, default=None,
                    help="synthetic rows to draw (default: as many as training rows, capped)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=integer, default=0)
     p.add_argument("--report", default=None, help="also write a self-contained HTML report here")
     p.add_argument("--report-kind", choices=("shareable", "private"), default="shareable",
                    help="shareable (default): only outputs covered by ε; private: everything, incl. real "
                         "rows and attack statistics, for the data owner only")
-    p.add_argument("--report-rows", type=int, default=None,
+    p.add_argument("--report-rows", type=integer, default=None,
                    help="synthetic rows in the report's CSV download (default 1000; numbers rounded to the "
                         "input's precision)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -60,7 +62,10 @@ def run(args) -> int:
     from dpcore.limits import check_samples
     from dpcore.runs import Run
 
-    check_int("--seed", args.seed, minimum=0)
+    from dpcore.limits import check_seed, check_targets
+
+    check_seed(args.seed)
+    check_targets(args.n_targets)
     if args.n_samples is not None:
         check_samples(check_int("--n-samples", args.n_samples, minimum=1), "--n-samples")
     if args.n_targets > 1_000_000:
@@ -69,7 +74,7 @@ def run(args) -> int:
         check_samples(check_int("--report-rows", args.report_rows, minimum=1), "--report-rows")
         if not args.report:
             raise InvalidParameter("--report-rows applies to --report FILE.html only")
-    if args.report:
+    if args.report is not None:
         check_out_file(args.report, (".html", ".htm"), "--report")
     if not Path(args.run).is_dir():
         raise RunError(f"no run folder at {args.run}")
@@ -87,7 +92,9 @@ def run(args) -> int:
         html = run_report(args.run, kind="shareable", seed=args.seed, bundle=bundle,
                           rows=args.report_rows) if args.report else None
     if html is not None:
-        Path(args.report).write_text(html, encoding="utf-8")
+        from dpcore.io import atomic_write_bytes
+
+        atomic_write_bytes(args.report, html.encode("utf-8"))  # a full disk leaves no half a report
     out = {"run": str(args.run), "epsilon": bundle.run.epsilon, **_summary(evaluation),
            "test": evaluation.get("test", "held-out split"), "warnings": list(evaluation.get("warnings", [])),
            **run_coverage(bundle.private, bundle.train.preprocessing_private, bundle.seeded_noise),

@@ -24,17 +24,25 @@ def _writable_dir(folder: Path, what: str) -> None:
         raise RunError(f"cannot write {what}: {str(probe)!r} is not writable")
 
 
+def runs_dir() -> Path:
+    """The runs folder the app uses too: $DPCORE_RUNS_DIR, else ./runs."""
+    return Path(os.environ.get("DPCORE_RUNS_DIR") or "runs").expanduser()
+
+
 def check_run_out(out: str | None) -> tuple[str, str | None]:
-    """(root, name) of `train --out ROOT/NAME` (default: runs/, automatic name)."""
+    """(root, name) of `train --out ROOT/NAME` (default: the runs folder, automatic name). A bare
+    NAME (no folder separator) is a run in the runs folder, as the app saves it."""
     from dpcore.runs.store import check_run_name
 
     if out is None:
-        _writable_dir(Path("runs"), "the run")
-        return "runs", None
+        _writable_dir(runs_dir(), "the run")
+        return str(runs_dir()), None
     p = Path(out)
-    if out.strip() == "" or p.name in ("", ".", ".."):
-        raise InvalidParameter(f"--out must name a run folder ROOT/NAME, got {out!r}")
+    if out.strip() == "" or p.name in ("", ".", "..") or ".." in p.parts:
+        raise InvalidParameter(f"--out must name a run folder ROOT/NAME or a run NAME, got {out!r}")
     check_run_name(p.name)
+    if os.sep not in out and "/" not in out:
+        p = runs_dir() / out
     _writable_dir(p.parent, f"the run {out!r}")
     return str(p.parent), p.name
 

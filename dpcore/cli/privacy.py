@@ -12,6 +12,8 @@ Defaults are the official P3GM MNIST configuration (docs/references.md#p3gm) and
 """
 from __future__ import annotations
 
+from dpcore.cli.args import integer, number
+
 import argparse
 
 from dpcore.errors import InvalidParameter
@@ -25,12 +27,12 @@ _ENCODER_ARGS = ("pca_sigma", "em_sigma", "em_iters", "components", "mean_sigma"
 
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", choices=MODELS, default="p3gm")
-    p.add_argument("--n", type=int, help="training rows N (default 63000)")
-    p.add_argument("--batch", type=int, help="expected Poisson batch size B (q = B/N; default 300)")
-    p.add_argument("--epochs", type=float, help="DP-SGD epochs (steps = ceil(E·N/B))")
-    p.add_argument("--delta", type=float, default=1e-5)
-    p.add_argument("--em-iters", type=int, help="DP-EM iterations T (P3GM; default 20)")
-    p.add_argument("--components", type=int, help="MoG components K (P3GM; default 1)")
+    p.add_argument("--n", type=integer, help="training rows N (default 63000)")
+    p.add_argument("--batch", type=integer, help="expected Poisson batch size B (q = B/N; default 300)")
+    p.add_argument("--epochs", type=number, help="DP-SGD epochs (steps = ceil(E·N/B))")
+    p.add_argument("--delta", type=number, default=1e-5)
+    p.add_argument("--em-iters", type=integer, help="DP-EM iterations T (P3GM; default 20)")
+    p.add_argument("--components", type=integer, help="MoG components K (P3GM; default 1)")
     p.add_argument("--center", choices=("noisy", "public", "none"), default="noisy",
                    help="DP-PCA centring; 'noisy' adds the private mean's record (P3GM)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -39,11 +41,11 @@ def _common(p: argparse.ArgumentParser) -> None:
 def register(sub) -> None:
     acc = sub.add_parser("account", help="ε of a configuration's privacy ledger")
     _common(acc)
-    acc.add_argument("--sgd-sigma", type=float, help="DP-SGD noise multiplier σ_s")
-    acc.add_argument("--pca-sigma", type=float, help="DP-PCA noise multiplier σ_p (P3GM)")
-    acc.add_argument("--mean-sigma", type=float,
+    acc.add_argument("--sgd-sigma", type=number, help="DP-SGD noise multiplier σ_s")
+    acc.add_argument("--pca-sigma", type=number, help="DP-PCA noise multiplier σ_p (P3GM)")
+    acc.add_argument("--mean-sigma", type=number,
                      help="noise multiplier of the PCA mean (default 2·σ_p; P3GM, --center noisy)")
-    acc.add_argument("--em-sigma", type=float, help="DP-EM noise multiplier σ_e (P3GM)")
+    acc.add_argument("--em-sigma", type=number, help="DP-EM noise multiplier σ_e (P3GM)")
     acc.add_argument("--with-count", action="store_true",
                      help="start the ledger with the noisy row count a workbench run releases "
                           "(σ_n = 50); off: the papers' ledgers, where N is public")
@@ -55,10 +57,10 @@ def register(sub) -> None:
                          "your exact row count, while the run itself uses the noisy count for its "
                          "sampling rate and steps (its σ's differ slightly, its ε is the same).")
     _common(cal)
-    cal.add_argument("--epsilon", type=float, required=True, help="total ε budget")
-    cal.add_argument("--encoder-share", type=float, default=0.3,
+    cal.add_argument("--epsilon", type=number, required=True, help="total ε budget")
+    cal.add_argument("--encoder-share", type=number, default=0.3,
                      help="encoder (PCA+EM) share of the RDP budget at the optimal order (P3GM)")
-    cal.add_argument("--em-fraction", type=float, default=None,
+    cal.add_argument("--em-fraction", type=number, default=None,
                      help="DP-EM's fraction of the encoder budget (default 0.13)")
     cal.set_defaults(func=run_calibrate)
 
@@ -93,8 +95,25 @@ def _check_sizes(args, c: dict) -> None:
             raise InvalidParameter("--em-iters × --components must be at most 1000000")
 
 
+def _check_noise(args) -> None:
+    """Noise multipliers and δ in the range the accountant computes in (dpcore/limits.py)."""
+    from dpcore.limits import check_noise_multiplier, check_range
+
+    for k in ("sgd_sigma", "pca_sigma", "mean_sigma", "em_sigma"):
+        if getattr(args, k, None) is not None:
+            check_noise_multiplier(getattr(args, k), f"--{k.replace('_', '-')}")
+    if not 0 < args.delta < 1:
+        raise InvalidParameter(f"--delta must lie in (0, 1), got {args.delta!r}")
+    if getattr(args, "epsilon", None) is not None:
+        from dpcore.limits import MAX_EPSILON, MIN_EPSILON
+
+        check_range(args.epsilon, MIN_EPSILON, MAX_EPSILON, "--epsilon")
+
+
 def run_account(args) -> int:
     from dpcore.privacy import accountant as A
+
+    _check_noise(args)
 
     if args.model == "p3gm":
         c = _fill(args, P3GM_DEFAULTS)
@@ -126,6 +145,7 @@ def run_calibrate(args) -> int:
     from dpcore.privacy import accountant as A
     from dpcore.privacy.dataset_size import with_count
 
+    _check_noise(args)
     spent = with_count()  # the run's noisy row count comes first, as in Model.fit
 
     if args.model == "p3gm":

@@ -9,6 +9,8 @@ releases one run by private selection (Papernot & Steinke 2022) with the selecti
 """
 from __future__ import annotations
 
+from dpcore.cli.args import integer, number
+
 import math
 import sys
 import threading
@@ -26,26 +28,26 @@ def register(sub) -> None:
     p.add_argument("--dataset", help="a built-in dataset")
     p.add_argument("--data", metavar="FILE.csv", help="a CSV file instead of --dataset")
     p.add_argument("--target", help="label column of --data")
-    p.add_argument("--rows", type=int, default=None, help="keep a seeded subset of at most ROWS rows")
+    p.add_argument("--rows", type=integer, default=None, help="keep a seeded subset of at most ROWS rows")
     p.add_argument("--grid", action="append", default=[], metavar="NAME=V1,V2,…",
                    help="one axis of the grid (repeat for more axes)")
     p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                    help="a fixed parameter of every run (repeat)")
-    p.add_argument("--seeds", type=int, default=None, help="seeds per point (default 1)")
+    p.add_argument("--seeds", type=integer, default=None, help="seeds per point (default 1)")
     p.add_argument("--scores", default=None, help="comma list among utility,marginals,mia "
                                                  "(default utility,marginals)")
     p.add_argument("--backend", choices=("auto", "ray", "in-process"), default="auto",
                    help="ray: one run per Ray worker (in-process when Ray is missing or unreachable)")
     p.add_argument("--address", help="an existing Ray cluster (default: start a local one)")
-    p.add_argument("--num-cpus", type=int, default=None, help="local Ray: workers (default: all cores)")
+    p.add_argument("--num-cpus", type=integer, default=None, help="local Ray: workers (default: all cores)")
     p.add_argument("--root", default=None, help="runs root (default $DPCORE_RUNS_DIR or runs/); on a "
                    "cluster a shared path every worker reaches")
     sel = p.add_argument_group("private selection (Papernot & Steinke 2022)")
     sel.add_argument("--select", choices=tuple(_SELECT), help="release the best of K random trials, "
                      "K ~ truncated negative binomial or Poisson, with the selection's cost in its ε")
-    sel.add_argument("--mean-trials", type=float, default=10.0, help="E[K] (negative binomial; default 10)")
-    sel.add_argument("--eta", type=float, default=1.0, help="η of the negative binomial (1 = geometric)")
-    sel.add_argument("--mu", type=float, default=10.0, help="μ of the Poisson (default 10)")
+    sel.add_argument("--mean-trials", type=number, default=10.0, help="E[K] (negative binomial; default 10)")
+    sel.add_argument("--eta", type=number, default=1.0, help="η of the negative binomial (1 = geometric)")
+    sel.add_argument("--mu", type=number, default=10.0, help="μ of the Poisson (default 10)")
     sel.add_argument("--metric", default="utility", choices=("utility", "tvd_2way", "mia_auc"),
                      help="score to select on (default utility)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -70,6 +72,7 @@ def build_spec(args):
     from pathlib import Path
 
     from dpcore.errors import InvalidParameter
+    from dpcore.limits import check_name, check_params, check_seed, check_sweep_size
     from dpcore.runs.sweep import SweepSpec, load_toml, parse_grid
 
     doc = load_toml(args.file) if args.file else {}
@@ -93,10 +96,22 @@ def build_spec(args):
     seeds = args.seeds if args.seeds is not None else doc.get("seeds", 1)
     if isinstance(seeds, int) and seeds < 1:
         raise InvalidParameter(f"--seeds must be >= 1, got {seeds}")
+    check_sweep_size(math.prod(len(v) for v in grid.values()), seeds if isinstance(seeds, int) else len(seeds))
+    name = args.name if args.name is not None else doc.get("name")
+    if name is not None:
+        check_name(name, "--name")
+    if args.scores is not None and any(not x.strip() for x in args.scores.split(",")):
+        raise InvalidParameter(f"--scores must be a comma-separated list with no empty item, got {args.scores!r}")
     scores = tuple(s.strip() for s in args.scores.split(",")) if args.scores else tuple(
         doc.get("scores", ("utility", "marginals")))
-    return SweepSpec(model=model, grid=grid, data=data, params=params, seeds=seeds,
-                     name=args.name or doc.get("name"), scores=scores)
+    spec = SweepSpec(model=model, grid=grid, data=data, params=params, seeds=seeds, name=name, scores=scores)
+    check_params(spec.params, "--set ")
+    for k, values in spec.grid.items():
+        for v in values:
+            check_params({k: v}, "--grid ")
+    for seed in spec.seeds:
+        check_seed(seed, "a sweep's seed")
+    return spec
 
 
 def _progress_bar(args, total_hint=None):

@@ -6,6 +6,8 @@ command and `--model` is known, so other commands never pay for importing torch 
 """
 from __future__ import annotations
 
+from dpcore.cli.args import integer, number
+
 import argparse
 import contextlib
 import math
@@ -45,7 +47,7 @@ def add_config_flags(parser: argparse.ArgumentParser, config_cls, seen: set[str]
             group.add_argument(flag, dest=PARAM_PREFIX + p.name, action=argparse.BooleanOptionalAction,
                                default=argparse.SUPPRESS, help=text)
             continue
-        kind = p.base if p.base in (int, float, str) else str
+        kind = {int: integer, float: number}.get(p.base, str)
         group.add_argument(flag, dest=PARAM_PREFIX + p.name, type=_optional(kind) if p.optional else kind,
                            default=argparse.SUPPRESS, metavar=p.name.upper(), help=text)
 
@@ -101,14 +103,14 @@ def register(sub) -> None:
     src.add_argument("--dataset", help="a built-in dataset (python -m dpcore datasets)")
     src.add_argument("--data", metavar="FILE.csv", help="a CSV file instead of --dataset")
     src.add_argument("--target", help="label column of --data (optional)")
-    src.add_argument("--test-size", type=float, default=None, help="held-out share (default 0.1, 0.5 for --preset overfit; "
+    src.add_argument("--test-size", type=number, default=None, help="held-out share (default 0.1, 0.5 for --preset overfit; "
                      "mnist/fashion-mnist use the official split); 0 = fit on every row, no test split "
                      "(utility and membership attacks then have no held-out rows)")
     src.add_argument("--test", metavar="FILE.csv", help="held-out rows of --data from a second CSV with the same "
                      "columns, read with --data's schema (then --data is not split)")
-    src.add_argument("--split-seed", type=int, default=0, help="seed of a built-in's train/test split (a --data file is split row by row with "
+    src.add_argument("--split-seed", type=integer, default=0, help="seed of a built-in's train/test split (a --data file is split row by row with "
                           "a secret key kept beside it)")
-    src.add_argument("--rows", type=int, default=None, help="built-ins: keep a seeded subset of at most ROWS rows; --data: keep each row on its "
+    src.add_argument("--rows", type=integer, default=None, help="built-ins: keep a seeded subset of at most ROWS rows; --data: keep each row on its "
                           "own (keyed hash) with probability ROWS/Ñ, Ñ a ledgered noisy row count")
     src.add_argument("--outlier", action="store_true", help="add one all-white image to the training rows")
     src.add_argument("--schema", "--declare", dest="declare", metavar="SCHEMA.json",
@@ -119,7 +121,7 @@ def register(sub) -> None:
                      help="bounds of --data columns whose bounds are not declared: 'data' reads min/max off "
                           "the rows (preprocessing not covered by ε), 'dp' estimates them with a ledgered "
                           "noisy histogram (needs the columns' kinds declared)")
-    src.add_argument("--bounds-noise", type=float, default=10.0, metavar="SIGMA",
+    src.add_argument("--bounds-noise", type=number, default=10.0, metavar="SIGMA",
                      help="noise multiplier of --bounds dp (default 10)")
     p.add_argument("--preset", default=None,
                    help="named settings (vae: overfit = a model that memorises, for teaching); "
@@ -133,9 +135,9 @@ def register(sub) -> None:
     s = sub.add_parser("sample", help="draw synthetic rows from a trained run",
                        description="Sample rows from a saved run into .csv, .npz or .png (image grid).")
     s.add_argument("run", help="run folder")
-    s.add_argument("--n", type=int, default=1000, help="rows to draw (default 1000)")
+    s.add_argument("--n", type=integer, default=1000, help="rows to draw (default 1000)")
     s.add_argument("--out", required=True, help="output file: .csv, .npz or .png")
-    s.add_argument("--seed", type=int, default=0, help="sampling seed (default 0)")
+    s.add_argument("--seed", type=integer, default=0, help="sampling seed (default 0)")
     s.add_argument("--raw", action="store_true",
                    help="CSV: keep cells that start with = + - @ as they are (by default they are "
                         "prefixed with ' so spreadsheets do not run them as formulas)")
@@ -175,6 +177,7 @@ def cmd_train(args) -> int:
         raise InvalidParameter("give exactly one of --dataset NAME or --data FILE.csv")
     if args.target is not None and args.data is None:
         raise InvalidParameter("--target applies to --data FILE.csv only")
+    check_train_args(args)
     from dpcore.cli.paths import check_readable, check_run_out
 
     root, name = check_run_out(args.out)
@@ -227,6 +230,35 @@ def cmd_train(args) -> int:
             if bar is not None:
                 bar.close()
         return _report(args, run, plans[0], time.time() - t0)
+
+
+IMAGE_SETS = ("digits", "fashion-mnist", "mnist")
+TABLE_ONLY = ("numeric_bins", "tabular_heads")  # per-column heads of a table; an image has none
+
+
+def check_train_args(args) -> None:
+    """Every cap and every flag that cannot apply, before data is read (dpcore/limits.py)."""
+    from dpcore.errors import InvalidParameter, check_int
+    from dpcore.limits import check_name, check_params, check_seed
+
+    for flag in ("dataset", "data", "target", "preset", "test", "declare"):
+        value = getattr(args, flag, None)
+        if value is not None:
+            check_name(value, "--" + {"declare": "schema"}.get(flag, flag))
+    params = _params(args)
+    check_params(params)
+    if params.get("seed") is not None:
+        check_seed(params["seed"], "--seed")
+    check_seed(args.split_seed, "--split-seed")
+    if args.rows is not None:
+        check_int("--rows", args.rows, minimum=1)
+    if args.dataset is not None:
+        from dpcore.data.registry import _canonical_name
+
+        key = _canonical_name(args.dataset)
+        given = [k for k in TABLE_ONLY if k in params]
+        if key in IMAGE_SETS and given:
+            raise InvalidParameter(f"--{given[0].replace('_', '-')} applies to tables only; {key} is an image set")
 
 
 def _report(args, run, plan, seconds: float) -> int:
@@ -389,8 +421,10 @@ def cmd_sample(args) -> int:
     from dpcore.limits import check_samples
     from dpcore.runs.export import FORMATS
 
+    from dpcore.limits import check_seed
+
     n = check_samples(check_int("--n", args.n, minimum=1), "--n")
-    check_int("--seed", args.seed, minimum=0)
+    check_seed(args.seed)
     check_out_file(args.out, FORMATS)
     run = Run.load(args.run)
     model = run.load_model()

@@ -32,6 +32,7 @@ UNDECLARED_MODES = ("data", "dp")
 # Hard caps on a table's shape (bytes alone let 12 M tiny rows or 5 000 columns through).
 DEFAULT_MAX_ROWS = 2_000_000
 DEFAULT_MAX_COLUMNS = 10_000
+MAX_CELLS = 50_000_000  # columns × rows, checked on the header and the line count before parsing
 CAP_ENV = {"max_rows": "DPCORE_MAX_ROWS", "max_columns": "DPCORE_MAX_COLUMNS"}
 
 
@@ -129,7 +130,15 @@ def parse_csv(source: Any, *, delimiter: str = ",", max_bytes: int = DEFAULT_MAX
                 header, width = r, len(r)
                 check_shape(0, width, max_columns=cap_cols, name=name)
                 _check_header(header, delimiter, name)
-                if text.count("\n") <= cap_rows:  # newlines bound the rows: no need to count them
+                lines = text.count("\n") + (not text.endswith("\n"))
+                if 1 < lines and width - 1 > lines - 1:  # even with one label column, fewer rows than features
+                    raise DataError(f"{name}: the table has more columns ({width - 1}) than rows ({lines - 1}) "
+                                    "even with one of them the target (checked before parsing); it cannot be "
+                                    "learned from")
+                if width * (lines - 1) > MAX_CELLS:
+                    raise DataError(f"{name}: {width} columns × up to {lines - 1} rows is over the cap of "
+                                    f"{MAX_CELLS} cells")
+                if lines <= cap_rows:  # newlines bound the rows: no need to count them
                     cap_rows = None
                 continue
             n_rows += 1

@@ -27,7 +27,7 @@ def read_model_meta(directory, name: str) -> dict:
     from dpcore.runs.safety import MAX_MODEL_JSON_BYTES, read_json
 
     d = Path(directory)
-    meta = read_json(d / "model.json", max_bytes=MAX_MODEL_JSON_BYTES)
+    meta = read_json(d / "model.json", max_bytes=MAX_MODEL_JSON_BYTES, base=d.parent)
     where = f"{d / 'model.json'}"
     if not isinstance(meta, dict):
         raise RunError(f"{where} must be an object, got {type(meta).__name__}")
@@ -187,13 +187,87 @@ def save_tensors(path, tensors: dict[str, torch.Tensor]) -> None:
     atomic_write_bytes(path, payload)
 
 
+MAX_HEADER_BYTES = 100 * 2**20  # safetensors' own limit for the JSON header
+_ITEMSIZE = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2, "I64": 8, "I32": 4, "I16": 2, "I8": 1, "U8": 1,
+             "BOOL": 1}
+
+
+def max_weights_bytes() -> int:
+    from dpcore.limits import _env_int
+
+    return _env_int("DPCORE_MAX_WEIGHTS_BYTES", 2**30)
+
+
+def check_safetensors(path) -> dict:
+    """The header of a safetensors file, checked against the file's size before any tensor is read:
+    size under DPCORE_MAX_WEIGHTS_BYTES (1 GiB), a JSON header of known dtypes and shapes, and
+    each tensor's declared bytes tiling the data section exactly (no gap, no overlap, no tail).
+    Returns {name: (dtype, shape)}; a sparse 2 GB file or an inflated header is refused at once."""
+    import os
+    import struct
+
+    from dpcore.runs.files import RunFileError, check_shape
+
+    p = Path(path)
+    try:
+        fd = os.open(p, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise RunError(f"model weights missing: {path}") from None
+    except OSError as exc:
+        raise RunFileError(p, f"model weights unreadable ({exc.strerror or exc})") from None
+    with os.fdopen(fd, "rb") as fh:
+        size, cap = os.fstat(fh.fileno()).st_size, max_weights_bytes()
+        if size > cap:
+            raise RunFileError(p, f"model weights too large ({size} bytes, at most {cap}; "
+                                  "set DPCORE_MAX_WEIGHTS_BYTES to change it)")
+        if size < 8:
+            raise RunFileError(p, "model weights unreadable (shorter than a safetensors header)")
+        (n,) = struct.unpack("<Q", fh.read(8))
+        if n > min(MAX_HEADER_BYTES, size - 8):
+            raise RunFileError(p, f"model weights unreadable (header of {n} bytes in a {size}-byte file)")
+        try:
+            header = json.loads(fh.read(n).decode("utf-8"))
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            raise RunFileError(p, "model weights unreadable (the header is not JSON)") from None
+    check_shape(header, p)
+    if not isinstance(header, dict):
+        raise RunFileError(p, "model weights unreadable (the header is not an object)")
+    spans, out = [], {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        ok = (isinstance(info, dict) and info.get("dtype") in _ITEMSIZE and isinstance(info.get("shape"), list)
+              and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in info["shape"])
+              and isinstance(info.get("data_offsets"), list) and len(info["data_offsets"]) == 2
+              and all(isinstance(v, int) and not isinstance(v, bool) for v in info["data_offsets"]))
+        if not ok:
+            raise RunFileError(p, f"model weights unreadable (tensor {str(name)[:40]!r} is badly declared)")
+        a, b = info["data_offsets"]
+        if not 0 <= a <= b or b - a != math.prod(info["shape"]) * _ITEMSIZE[info["dtype"]]:
+            raise RunFileError(p, f"model weights unreadable (tensor {str(name)[:40]!r}: declared size and "
+                                  "offsets disagree)")
+        spans.append((a, b))
+        out[name] = (info["dtype"], tuple(info["shape"]))
+    end = 0
+    for a, b in sorted(spans):
+        if a != end:
+            raise RunFileError(p, "model weights unreadable (tensors overlap or leave a gap)")
+        end = b
+    if end != size - 8 - n:
+        raise RunFileError(p, f"model weights unreadable (tensors declare {end} bytes, the file holds "
+                              f"{size - 8 - n})")
+    return out
+
+
 def load_tensors(path) -> dict[str, torch.Tensor]:
-    """Tensors of a safetensors file (no pickle); empty, truncated or garbage files → RunError."""
+    """Tensors of a safetensors file (no pickle), header checked first (`check_safetensors`);
+    empty, truncated, inflated or garbage files → RunError."""
     from safetensors.torch import load
 
     p = Path(path)
     if not p.is_file():
         raise RunError(f"model weights missing: {path}")
+    check_safetensors(p)
     try:
         tensors = load(p.read_bytes())
     except Exception as exc:  # noqa: BLE001 - safetensors raises its own error types
@@ -201,3 +275,18 @@ def load_tensors(path) -> dict[str, torch.Tensor]:
     if not all(torch.isfinite(t).all() for t in tensors.values() if t.is_floating_point()):
         raise RunError(f"model weights contain NaN or infinite values: {path}")
     return tensors
+
+
+def check_tensor_set(loaded: dict, expected: dict, path) -> None:
+    """The weights hold exactly the tensors the model uses, with their shapes (an extra 1 M-value
+    tensor or a missing one is a RunError, not silently ignored)."""
+    extra = sorted(set(loaded) - set(expected))
+    missing = sorted(set(expected) - set(loaded))
+    if extra or missing:
+        what = (f"tensors the model does not use: {', '.join(extra)[:80]}" if extra
+                else f"no tensor {', '.join(missing)[:80]}")
+        raise RunError(f"model weights unreadable: {path} ({what})")
+    for k, v in expected.items():
+        if tuple(np.shape(v)) != tuple(loaded[k].shape):
+            raise RunError(f"model weights unreadable: {path} (tensor {k!r} has shape "
+                           f"{tuple(loaded[k].shape)}, the model uses {tuple(np.shape(v))})")

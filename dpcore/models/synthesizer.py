@@ -298,7 +298,7 @@ class BaseSynthesizer:
     @classmethod
     def load(cls, directory, template: Dataset | None = None):
         """A fitted model back from `save` (weights read as plain tensors, no pickle)."""
-        from dpcore.models.saved import load_tensors, read_model_meta, template_from_json
+        from dpcore.models.saved import check_tensor_set, load_tensors, read_model_meta, template_from_json
 
         d = Path(directory)
         meta = read_model_meta(d, cls.name)
@@ -313,4 +313,5 @@ class BaseSynthesizer:
                                            for k, v in meta["fit_result"].items()})
         self.template = template if template is not None else template_from_json(meta["template"])
         self._restore(tensors, meta)
+        check_tensor_set(tensors, self._state_tensors(), d / "weights.safetensors")
         return self

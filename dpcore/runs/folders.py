@@ -15,7 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from dpcore.errors import InvalidParameter, RunError
+from dpcore.errors import DPCoreError, InvalidParameter, RunError
 from dpcore.io import atomic_write_json
 from dpcore.runs.safety import RunLock
 from dpcore.runs.store import _NAME_RE, PARTIAL, Run, RunConfig, now_iso
@@ -90,7 +90,9 @@ def _reserve(root: Path, name: str | None, cfg: RunConfig, overwrite: bool) -> t
 
 
 def _write_new(path: Path, cfg: RunConfig, name: str) -> Run:
-    cfg = dataclasses.replace(cfg, name=name)
+    from dpcore.runs.uploads import adopt_csvs
+
+    cfg = dataclasses.replace(cfg, name=name, data=adopt_csvs(path.parent, cfg.data))
     atomic_write_json(path / "config.json", cfg.to_dict())
     atomic_write_json(path / "status.json", {"status": "created", "created": now_iso(),
                                              "created_ts": time.time()})
@@ -109,7 +111,11 @@ def create_run(root, name: str | None, config: RunConfig | dict, *, overwrite: b
         if replaces:
             _remove_tree(path)
         path.mkdir()
-        return _write_new(path, cfg, base)
+        try:
+            return _write_new(path, cfg, base)
+        except BaseException:
+            shutil.rmtree(path, ignore_errors=True)
+            raise
     finally:
         lock.release()
 
@@ -119,11 +125,16 @@ def begin_run(root, name: str | None, config: RunConfig, *, overwrite: bool = Fa
     moves it into place. Returns (run, lock); the caller releases the lock after finishing."""
     root = _root(root)
     base, lock, _ = _reserve(root, name, config, overwrite)
+    path = None
     try:
         path = Path(tempfile.mkdtemp(prefix=f".{base}{PARTIAL}", dir=root))
         return _write_new(path, config, base), lock
-    except BaseException:
+    except BaseException as exc:
+        if path is not None and path.is_dir():
+            shutil.rmtree(path, ignore_errors=True)  # nothing half-written is left (a full disk)
         lock.release()
+        if isinstance(exc, OSError):
+            raise RunError(f"cannot create run {base!r} in {str(root)!r}: {exc.strerror or exc}") from None
         raise
 
 
@@ -165,9 +176,24 @@ def _check_changeable(p: Path) -> Run:
 
 
 def delete_run(path) -> None:
-    """Delete a run folder (not while it trains); an upload only this run used goes with it."""
+    """Delete a run folder (not while it trains); an upload only this run used goes with it. A
+    folder whose files are unreadable (edited, truncated) can be deleted too, under its name's lock."""
     p = Path(path)
-    run = _check_changeable(p)
+    if p.is_symlink():
+        raise RunError(f"{str(p)!r} is a symbolic link, not a run folder")
+    try:
+        run = _check_changeable(p)
+    except RunError:
+        if not (p.is_dir() and os.path.lexists(p / "config.json")):
+            raise
+        try:
+            Run(p)
+        except DPCoreError:  # unreadable: nothing in it can be trusted, so only the folder goes
+            name = p.name[1:].split(PARTIAL, 1)[0] if p.name.startswith(".") else p.name
+            with RunLock(p.parent, name):
+                _remove_tree(p)
+            return
+        raise
     with RunLock(p.parent, run.target_name):
         _check_changeable(p)
         csv = run.config.data.csv
@@ -192,3 +218,42 @@ def rename_run(path, new_name: str) -> Run:
         d["name"] = new_name
         atomic_write_json(target / "config.json", d)
         return Run(target)
+
+
+def interrupted_partials(root) -> list[Path]:
+    """ROOT/.NAME.partial-XXXX folders no process trains any more (killed runs), oldest first."""
+    root = Path(root)
+    if not root.is_dir():
+        return []
+    out = []
+    for p in root.iterdir():
+        if not (p.name.startswith(".") and PARTIAL in p.name) or p.is_symlink() or not p.is_dir():
+            continue
+        lock = RunLock(root, p.name[1:].split(PARTIAL, 1)[0])
+        try:
+            if not lock.acquire():
+                continue  # its name is locked: still training
+        except RunError:
+            continue
+        lock.release()
+        out.append(p)
+    return sorted(out, key=lambda p: p.stat().st_mtime)
+
+
+def prune_partials(root) -> list[str]:
+    """Delete the interrupted partial folders under `root` (each under its name's lock, so a run
+    that starts training meanwhile is never touched); returns the names removed."""
+    root = Path(root)
+    removed = []
+    for p in interrupted_partials(root):
+        name = p.name[1:].split(PARTIAL, 1)[0]
+        lock = RunLock(root, name)
+        if not lock.acquire():
+            continue
+        try:
+            if p.is_dir() and not p.is_symlink():
+                shutil.rmtree(p)
+                removed.append(p.name[1:])
+        finally:
+            lock.release()
+    return removed

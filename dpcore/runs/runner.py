@@ -56,6 +56,31 @@ def prepare(config: RunConfig | dict):
     return cfg, cls(cfg.model_config()), train, plan
 
 
+def _adopt(config: RunConfig | dict, root) -> RunConfig:
+    """`config` reading its CSVs from ROOT/_uploads (copied there by content) before anything reads
+    them. Why before `prepare`: a file's split key lives beside the file the run reads, so training
+    and every later re-read (evaluation, attacks) must use the same copy, or the test rows differ."""
+    import dataclasses
+
+    from dpcore.runs.uploads import adopt_csvs
+
+    cfg = config if isinstance(config, RunConfig) else RunConfig.from_dict(config)
+    if cfg.data.csv is None and cfg.data.test_csv is None:
+        return cfg
+    Path(root).mkdir(parents=True, exist_ok=True)
+    return dataclasses.replace(cfg, data=adopt_csvs(root, cfg.data))
+
+
+def _forget_copies(config, adopted: RunConfig, root) -> None:
+    from dpcore.runs.uploads import forget_upload
+
+    given = config if isinstance(config, RunConfig) else RunConfig.from_dict(config)
+    for key in ("csv", "test_csv"):
+        before, after = getattr(given.data, key, None), getattr(adopted.data, key, None)
+        if after is not None and after != before:
+            forget_upload(root, after)
+
+
 def train_run(config: RunConfig | dict, root, callback: EventFn | None = None, *,
               name: str | None = None, overwrite: bool = False,
               stop: threading.Event | None = None, on_created: Callable[[Run], None] | None = None,
@@ -69,7 +94,12 @@ def train_run(config: RunConfig | dict, root, callback: EventFn | None = None, *
     host and a heartbeat, so a killed run reads as "interrupted". On a NaN loss or any error the
     run is saved as "failed" with a one-line message and the error is re-raised.
     """
-    cfg, model, train, plan = prepare(config)
+    adopted = _adopt(config, root)
+    try:
+        cfg, model, train, plan = prepare(adopted)
+    except BaseException:
+        _forget_copies(config, adopted, root)  # a refused config leaves no copy of the user's table
+        raise
     if on_plan is not None:
         on_plan(plan)
     run, lock = begin_run(root, name, cfg, overwrite=overwrite)

@@ -1,72 +1,24 @@
-"""What makes a run folder safe to share, kill and open: checked JSON, a lock, and liveness.
+"""What makes a run folder safe to open: every file read by one checked reader, then checked field
+by field against an allow-list of types.
 
-Why: a run folder may come from someone else (a shared drive, an e-mail) or be left behind by a
-process that was killed. Every JSON file of a run is read through `read_json` (size, nesting depth)
-and checked field by field (`check_config`, `check_status`, `check_ledger`), so a tampered or
-truncated file is a one-line RunError, never a traceback or code that runs. A training process holds
-an exclusive `flock` on ROOT/_locks/NAME.lock for as long as it trains (the kernel drops it when the
-process dies), and writes its pid, host and a heartbeat into status.json; a "running" run whose
-process is gone or whose heartbeat is stale reads as "interrupted".
+Why: a run folder may come from someone else (a shared drive, an e-mail) or be edited by hand.
+Every file of a run is read through `dpcore.runs.files` (size capped before reading, nesting capped,
+no symbolic link inside the folder) and checked here (`check_config`, `check_status`,
+`check_ledger`, `check_evaluation`, `check_data_paths`), so a tampered or truncated file is a
+one-line RunFileError ("<file>: <reason>"), never a traceback, code that runs or a file outside the
+runs folder read as data. Liveness and the run lock live in `dpcore.runs.liveness`.
 """
 from __future__ import annotations
 
-import fcntl
-import json
 import math
-import os
-import socket
-import time
 import typing
 from pathlib import Path
 
-from dpcore.errors import RunError
-
-MAX_JSON_BYTES = 4 * 2**20     # config.json, status.json, ledger.json
-MAX_MODEL_JSON_BYTES = 64 * 2**20
-MAX_DEPTH = 24                 # nesting of dicts/lists in any run file
-MAX_ITEMS = 200_000            # list/dict entries in one run file
-LOCKS = "_locks"               # ROOT/_locks/NAME.lock (names starting with _ are never runs)
-HEARTBEAT_SECONDS = 2.0        # how often a training process refreshes status.json
-STALE_SECONDS = float(os.environ.get("DPCORE_STALE_SECONDS", 30.0))
-
-
-# ----------------------------------------------------------------------------- reading JSON
-def read_json(path: Path, *, max_bytes: int = MAX_JSON_BYTES, default=None):
-    """Parse a run file (size- and depth-limited); RunError naming the file otherwise."""
-    path = Path(path)
-    try:
-        if path.is_symlink():
-            raise RunError(f"run file is a symbolic link: {path}")
-        size = path.stat().st_size
-        if size > max_bytes:
-            raise RunError(f"run file too large: {path} ({size} bytes, at most {max_bytes})")
-        text = path.read_bytes().decode("utf-8")
-        obj = json.loads(text)
-    except FileNotFoundError:
-        if default is not None:
-            return default
-        raise RunError(f"run file missing: {path}") from None
-    except RecursionError:
-        raise RunError(f"run file unreadable: {path} (nested too deeply)") from None
-    except (OSError, ValueError) as exc:
-        raise RunError(f"run file unreadable: {path} ({exc})") from None
-    check_shape(obj, str(path))
-    return obj
-
-
-def check_shape(obj, where: str) -> None:
-    """Nesting depth ≤ MAX_DEPTH and ≤ MAX_ITEMS entries in total (iterative: no recursion)."""
-    stack, count = [(obj, 0)], 0
-    while stack:
-        v, depth = stack.pop()
-        if isinstance(v, (dict, list)):
-            if depth >= MAX_DEPTH:
-                raise RunError(f"run file unreadable: {where} (nested deeper than {MAX_DEPTH})")
-            items = v.values() if isinstance(v, dict) else v
-            count += len(v)
-            if count > MAX_ITEMS:
-                raise RunError(f"run file unreadable: {where} (more than {MAX_ITEMS} entries)")
-            stack.extend((x, depth + 1) for x in items)
+from dpcore.runs.files import (MAX_DEPTH, MAX_ITEMS, MAX_JSON_BYTES, MAX_METRICS_BYTES,  # noqa: F401
+                               MAX_MODEL_JSON_BYTES, RunFileError, check_inside, check_shape, read_json,
+                               read_run_bytes)
+from dpcore.runs.liveness import (HEARTBEAT_SECONDS, HOST, LOCKS, STALE_SECONDS, RunLock,  # noqa: F401
+                                  is_alive, liveness, pid_alive, running_state)
 
 
 # ----------------------------------------------------------------------------- field checks
@@ -99,19 +51,19 @@ def _matches(hint, v) -> bool:
     return True  # a type this check does not know: left to the class's own validation
 
 
-def check_fields(cls, values: dict, where: str) -> None:
+def check_fields(cls, values: dict, where: str, prefix: str = "") -> None:
     """Every key of `values` is a field of dataclass `cls` and has the field's type."""
     import dataclasses
 
     if not isinstance(values, dict):
-        raise RunError(f"{where} must be an object, got {type(values).__name__}")
+        raise RunFileError(where, f"{prefix.rstrip('.') or 'it'} must be an object, got {type(values).__name__}")
     hints = typing.get_type_hints(cls)
     names = {f.name for f in dataclasses.fields(cls)}
     for k, v in values.items():
         if k not in names:
-            raise RunError(f"{where} has an unknown field {k!r}")
+            raise RunFileError(where, f"{prefix}{k} is not a known field")
         if not _matches(hints.get(k), v):
-            raise RunError(f"{where}.{k} has the wrong type ({type(v).__name__}: {str(v)[:40]!r})")
+            raise RunFileError(where, f"{prefix}{k} has the wrong type ({type(v).__name__}: {str(v)[:40]!r})")
 
 
 def check_config(d, where: str) -> dict:
@@ -119,17 +71,96 @@ def check_config(d, where: str) -> dict:
     from dpcore.models import MODELS
 
     if not isinstance(d, dict):
-        raise RunError(f"{where} must be an object, got {type(d).__name__}")
+        raise RunFileError(where, f"must be an object, got {type(d).__name__}")
     model = d.get("model")
     if not isinstance(model, str) or model not in MODELS:
-        raise RunError(f"{where}: unknown model {str(model)[:40]!r}")
-    check_fields(MODELS[model].config_class, d.get("params", {}), f"{where} params")
+        raise RunFileError(where, f"unknown model {str(model)[:40]!r}")
+    check_fields(MODELS[model].config_class, d.get("params", {}), where, "params.")
     from dpcore.runs.store import DataConfig
 
-    check_fields(DataConfig, d.get("data") or {}, f"{where} data")
+    data = d.get("data") or {}
+    check_fields(DataConfig, data, where, "data.")
     if not isinstance(d.get("name"), (str, type(None))):
-        raise RunError(f"{where}.name must be a string")
+        raise RunFileError(where, "name must be a string")
+    if d.get("name") is not None:
+        from dpcore.runs.store import _NAME_RE
+
+        if not _NAME_RE.fullmatch(d["name"]):
+            raise RunFileError(where, f"name {d['name'][:40]!r} is not a run name (letters, digits, ._=+-)")
+    if data.get("dataset") is not None:
+        from dpcore.data.registry import BUILTINS
+
+        if data["dataset"] not in BUILTINS:
+            raise RunFileError(where, f"data.dataset {str(data['dataset'])[:40]!r} is not a built-in dataset")
     return d
+
+
+def check_data_paths(data, root: Path, where: str = "config.json"):
+    """`data` (a DataConfig) with its CSV files (data.csv, data.test_csv) resolved by name inside
+    ROOT/_uploads, never a path elsewhere: a run folder from someone else must not make the
+    workbench read /etc/passwd, and a runs folder that moved keeps its runs usable."""
+    import dataclasses
+    import re
+
+    from dpcore.runs.uploads import uploads_dir
+
+    folder, changes = uploads_dir(root), {}
+    for key in ("csv", "test_csv"):
+        value = getattr(data, key, None)
+        if value is None:
+            continue
+        name = Path(value).name
+        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,120}\.csv", name):
+            raise RunFileError(where, f"data.{key} {str(value)[:80]!r} is not a table kept in the runs "
+                                      f"folder's uploads ({folder.name}/NAME.csv)")
+        p = folder / name
+        if p.is_symlink():
+            raise RunFileError(where, f"data.{key} {name!r} is a symbolic link")
+        changes[key] = str(p)
+    return dataclasses.replace(data, **changes) if changes else data
+
+
+def check_evaluation(d, where: str = "evaluation.json") -> dict:
+    """evaluation.json: an object whose known parts (utility, marginals, attacks, …) are objects."""
+    if not isinstance(d, dict):
+        raise RunFileError(where, f"must be an object, got {type(d).__name__}")
+    for key in ("utility", "marginals", "attacks", "audit"):
+        if d.get(key) is not None and not isinstance(d[key], dict):
+            raise RunFileError(where, f"{key} must be an object, got {type(d[key]).__name__}")
+    attacks = d.get("attacks") or {}
+    if not isinstance(attacks.get("best") or {}, dict):
+        raise RunFileError(where, "attacks.best must be an object")
+    if not isinstance(attacks.get("attacks", []), list) or not all(
+            isinstance(a, dict) for a in attacks.get("attacks", [])):
+        raise RunFileError(where, "attacks.attacks must be a list of objects")
+    if not isinstance(attacks.get("skipped") or {}, dict):
+        raise RunFileError(where, "attacks.skipped must be an object")
+    for key in ("mean", "reference"):
+        v = (d.get("utility") or {}).get(key)
+        if v is not None and not isinstance(v, dict):
+            raise RunFileError(where, f"utility.{key} must be an object")
+    ref = (d.get("utility") or {}).get("reference") or {}
+    if not isinstance(ref.get("mean") or {}, dict):
+        raise RunFileError(where, "utility.reference.mean must be an object")
+    if not isinstance(d.get("warnings", []), list):
+        raise RunFileError(where, "warnings must be a list")
+    return d
+
+
+def check_done(status: dict, ledger: dict, where: str = "status.json") -> None:
+    """"done" needs the steps the ledger records: a run whose ledger holds 6 DP-SGD steps but whose
+    status says done at step 5 was edited or cut short, and is not presented as finished."""
+    if status.get("status") != "done":
+        return
+    step = status.get("step")
+    records = ledger.get("records") if isinstance(ledger, dict) else None
+    # Every DP-SGD step is a training step (P3GM, DP-VAE); DP-EM iterations and a marginal model's
+    # measurements (AIM, MST) are not counted one by one in the step count, so they set no floor.
+    need = max((r.get("steps", 0) for r in records or [] if isinstance(r, dict)
+                and str(r.get("name", "")).startswith("dp-sgd")
+                and isinstance(r.get("steps"), int) and not isinstance(r.get("steps"), bool)), default=0)
+    if isinstance(step, int) and step < need:
+        raise RunFileError(where, f"says done at step {step}, but the ledger records {need} steps")
 
 
 _STATUS_TYPES = {"status": str, "message": (str, type(None)), "created": str, "started": str,
@@ -143,24 +174,24 @@ def check_status(d, where: str) -> dict:
     from dpcore.runs.store import STATUSES
 
     if not isinstance(d, dict):
-        raise RunError(f"{where} must be an object, got {type(d).__name__}")
+        raise RunFileError(where, f"must be an object, got {type(d).__name__}")
     for k, v in d.items():
         want = _STATUS_TYPES.get(k)
         if want is not None and (not isinstance(v, want) or (isinstance(v, bool) and want is not str)):
-            raise RunError(f"{where}.{k} has the wrong type ({type(v).__name__})")
+            raise RunFileError(where, f"{k} has the wrong type ({type(v).__name__})")
     if d.get("status", "created") not in STATUSES:
-        raise RunError(f"{where}: unknown status {str(d.get('status'))[:40]!r}")
+        raise RunFileError(where, f"unknown status {str(d.get('status'))[:40]!r}")
     return d
 
 
 def check_ledger(d, where: str) -> dict:
     if not isinstance(d, dict) or not isinstance(d.get("records", []), list):
-        raise RunError(f"{where} must be an object with a list of records")
+        raise RunFileError(where, "must be an object with a list of records")
     for k in ("epsilon", "delta"):
         if k in d and d[k] is not None and not _is_number(d[k]):
-            raise RunError(f"{where}.{k} must be a number")
+            raise RunFileError(where, f"{k} must be a number")
     if not isinstance(d.get("private", True), bool):
-        raise RunError(f"{where}.private must be true or false")
+        raise RunFileError(where, "private must be true or false")
     ledger_records(d.get("records", []), where)
     if d.get("selection") is not None:
         selection_record(d["selection"], where)
@@ -175,11 +206,11 @@ def selection_record(d, where: str):
     if not isinstance(d, dict) or not isinstance(d.get("candidates", []), list) or not all(
             isinstance(c, dict) or (isinstance(c, list) and all(isinstance(r, dict) for r in c))
             for c in d.get("candidates", [])):
-        raise RunError(f"{where}: the selection record must hold a list of candidates")
+        raise RunFileError(where, "the selection record must hold a list of candidates")
     try:
         return SelectionRecord.from_dict(d)
     except (DPCoreError, TypeError, ValueError, KeyError) as exc:
-        raise RunError(f"{where}: bad selection record ({' '.join(str(exc).split())[:120]})") from None
+        raise RunFileError(where, f"bad selection record ({' '.join(str(exc).split())[:120]})") from None
 
 
 def ledger_records(records, where: str):
@@ -188,11 +219,11 @@ def ledger_records(records, where: str):
     from dpcore.privacy.ledger import PrivacyLedger
 
     if not isinstance(records, list) or not all(isinstance(r, dict) for r in records):
-        raise RunError(f"{where}: ledger records must be a list of objects")
+        raise RunFileError(where, "ledger records must be a list of objects")
     try:
         return PrivacyLedger.from_list(records)
     except (DPCoreError, TypeError, ValueError, KeyError) as exc:
-        raise RunError(f"{where}: bad ledger record ({' '.join(str(exc).split())[:120]})") from None
+        raise RunFileError(where, f"bad ledger record ({' '.join(str(exc).split())[:120]})") from None
 
 
 def check_model_files(model_dir: Path, model: str) -> None:
@@ -201,10 +232,8 @@ def check_model_files(model_dir: Path, model: str) -> None:
     from dpcore.models.saved import read_model_meta
 
     meta = read_model_meta(model_dir, model)
-    check_fields(MODELS[model].config_class, meta["config"], "model.json config")
-    weights = Path(model_dir) / "weights.safetensors"
-    if weights.is_symlink():
-        raise RunError(f"model weights are a symbolic link: {weights}")
+    check_fields(MODELS[model].config_class, meta["config"], "model.json", "config.")
+    check_inside(Path(model_dir).parent, Path(model_dir) / "weights.safetensors")
 
 
 def as_number(v) -> float:
@@ -215,76 +244,3 @@ def as_number(v) -> float:
     return f
 
 
-# ----------------------------------------------------------------------------- liveness
-HOST = socket.gethostname()
-
-
-def pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    except (OverflowError, ValueError, OSError):
-        return False
-    return True
-
-
-def is_alive(status: dict, now: float | None = None) -> bool:
-    """Is the process that wrote this "running" status still training it?"""
-    now = time.time() if now is None else now
-    beat = status.get("heartbeat")
-    if not isinstance(beat, (int, float)) or now - beat > STALE_SECONDS:
-        return False
-    pid = status.get("pid")
-    if status.get("host") == HOST and isinstance(pid, int):
-        return pid_alive(pid)
-    return True
-
-
-def liveness() -> dict:
-    return {"pid": os.getpid(), "host": HOST, "heartbeat": time.time()}
-
-
-# ----------------------------------------------------------------------------- the lock
-class RunLock:
-    """An exclusive, non-blocking flock on ROOT/_locks/NAME.lock; released on `release` or process death."""
-
-    def __init__(self, root: Path, name: str):
-        self.name = name
-        self.path = Path(root) / LOCKS / f"{name}.lock"
-        self._fd: int | None = None
-
-    def acquire(self) -> bool:
-        try:
-            if not self.path.parent.is_dir():
-                self.path.parent.mkdir(mode=0o700, exist_ok=True)  # in the runs root, never its parents
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-        except OSError as exc:
-            raise RunError(f"cannot lock run {self.name!r} in {self.path.parent}: "
-                           f"{exc.strerror or exc}") from None
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(fd)
-            return False
-        self._fd = fd
-        return True
-
-    def release(self) -> None:
-        if self._fd is not None:
-            fd, self._fd = self._fd, None
-            os.close(fd)
-
-    @property
-    def held(self) -> bool:
-        return self._fd is not None
-
-    def __enter__(self) -> "RunLock":
-        if not self.acquire():
-            raise RunError(f"run {self.name!r} is being trained or changed by another process")
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.release()

@@ -27,14 +27,13 @@ from dpcore.errors import DPCoreError, InvalidParameter, RunError, check_probabi
 from dpcore.io import atomic_write_json, dumps
 from dpcore.models.params import config_to_dict
 from dpcore.privacy.ledger import PrivacyLedger
-from dpcore.runs.safety import (as_number, check_config, check_ledger, check_model_files, check_status,
-                                is_alive, ledger_records, read_json,
-                                selection_record)
+from dpcore.runs.safety import (MAX_METRICS_BYTES, RunFileError, as_number, check_inside, check_config, check_data_paths,
+                                check_done, check_evaluation, check_ledger, check_model_files, check_status,
+                                ledger_records, read_json, read_run_bytes, running_state, selection_record)
 
 STATUSES = ("created", "running", "done", "stopped", "failed", "interrupted")
 INCONSISTENT_STATUS = "inconsistent"  # listed only: the ledger's stored copies disagree (dpcore.runs.verify)
 PARTIAL = ".partial-"
-MAX_METRICS_BYTES = 256 * 2**20
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._=+-]{0,127}$")
 
 
@@ -204,7 +203,8 @@ class RunSummary:
 
 
 def _read_json(path: Path, default=None, check=None):
-    d = read_json(path, default=default)
+    """A run file through the checked reader (no symlink inside the run folder), then its checks."""
+    d = read_json(path, default=default, base=path.parent)
     return d if check is None else check(d, path.name)
 
 
@@ -225,7 +225,7 @@ class Run:
 
     def __init__(self, path: str | os.PathLike):
         self.path = Path(path)
-        if not (self.path / "config.json").is_file():
+        if not os.path.lexists(self.path / "config.json"):
             raise RunError(f"not a run (no config.json): {self.path}")
         d = _read_json(self.path / "config.json", check=check_config)
         try:
@@ -235,6 +235,7 @@ class Run:
         except (TypeError, ValueError, KeyError, AttributeError) as exc:
             raise RunError(f"config.json of {self.path.name!r} is invalid ({type(exc).__name__}: "
                            f"{' '.join(str(exc).split())[:120]})") from None
+        self.config.data = check_data_paths(self.config.data, self.path.parent)
 
     @classmethod
     def load(cls, path) -> "Run":
@@ -255,12 +256,16 @@ class Run:
         return _read_json(self.path / "status.json", default={"status": "created"}, check=check_status)
 
     def status(self) -> dict:
-        """status.json; a "running" run whose process is gone or silent reads as "interrupted"."""
+        """status.json; a "running" run whose process is gone or silent reads as "interrupted", one
+        this host cannot judge (another host's, a heartbeat in the future) as "unknown (last seen …)";
+        `summary` and `load_model` also check that "done" has the steps its ledger records."""
         d = self.raw_status()
-        if d.get("status") == "running" and not is_alive(d):
-            d = {**d, "status": "interrupted",
-                 "message": d.get("message") or "the training process ended without finishing "
-                                                 "(killed, or the app restarted)"}
+        state = running_state(d) if d.get("status") == "running" else "running"
+        if d.get("status") == "running" and state != "running":
+            d = {**d, "status": state,
+                 "message": d.get("message") or ("the training process ended without finishing (killed, or the "
+                                                 "app restarted)" if state == "interrupted" else
+                                                 "no recent heartbeat this host can check")}
         return d
 
     def set_status(self, status: str, **extra) -> None:
@@ -274,14 +279,9 @@ class Run:
         """All events so far (a torn last line from a crash, or any line not an object, is skipped)."""
         out = []
         try:
-            with open(self.path / "metrics.jsonl", "rb") as fh:
-                raw = fh.read(MAX_METRICS_BYTES + 1)
+            raw = read_run_bytes(self.path / "metrics.jsonl", max_bytes=MAX_METRICS_BYTES, base=self.path)
         except FileNotFoundError:
             return out
-        except OSError as exc:
-            raise RunError(f"run file unreadable: {self.path / 'metrics.jsonl'} ({exc})") from None
-        if len(raw) > MAX_METRICS_BYTES:
-            raise RunError(f"run file too large: {self.path / 'metrics.jsonl'} (over {MAX_METRICS_BYTES} bytes)")
         for line in raw.decode("utf-8", "replace").splitlines():
             if len(line) > 100_000:
                 continue
@@ -298,9 +298,15 @@ class Run:
             return
         if not self.path.is_dir():
             raise RunError(f"run folder {str(self.path)!r} disappeared while training")
-        with open(self.path / "metrics.jsonl", "a") as fh:
-            fh.write("".join(dumps(e).replace("\n", "").replace("  ", "") + "\n" for e in events))
-            fh.flush()
+        from dpcore import io as dio
+
+        try:
+            with open(self.path / "metrics.jsonl", "a") as fh:
+                dio.write(fh, "".join(dumps(e).replace("\n", "").replace("  ", "") + "\n" for e in events),
+                          self.path / "metrics.jsonl")
+                fh.flush()
+        except OSError as exc:  # a full disk: the run fails with one line (a torn last line is skipped on read)
+            raise RunError(f"cannot write {str(self.path / 'metrics.jsonl')!r}: {exc.strerror or exc}") from None
 
     # ------------------------------------------------------------------ privacy
     def save_ledger(self, ledger: PrivacyLedger, delta: float, private: bool) -> float:
@@ -363,6 +369,7 @@ class Run:
 
         if not self.has_model():
             raise RunError(f"run {self.name!r} has no saved model (status: {self.status()['status']})")
+        self.summary()  # every file checked: a run the listing calls unreadable is refused here too
         check_model_files(self.model_dir, self.config.model)
         from dpcore.runs.verify import require_consistent
 
@@ -387,10 +394,18 @@ class Run:
             schema = template_from_json(read_model_meta(self.model_dir, self.config.model)["template"]).schema
         return data.load(schema=schema)
 
+    def evaluation(self) -> dict:
+        """evaluation.json (checked; {} before any score was saved)."""
+        return _read_json(self.path / "evaluation.json", default={}, check=check_evaluation)
+
     def summary(self) -> RunSummary:
         """One line of the runs table; ε is the accountant's, recomputed now (dpcore.runs.verify):
         a run whose stored copies disagree is listed as "inconsistent", without an ε."""
         st = self.status()
+        check_done(st, self._ledger_json())
+        self.evaluation()
+        for rel in ("metrics.jsonl", "model/model.json", "model/weights.safetensors"):
+            check_inside(self.path, self.path / rel)  # lstat only: a link is never followed
         check = self.check()
         return RunSummary(name=self.name, path=str(self.path), model=self.config.model,
                           dataset=self.config.data.label,
@@ -417,12 +432,35 @@ def list_runs(root) -> list[RunSummary]:
     for p in root.iterdir():
         if p.name.startswith(".") and not _is_partial(p):
             continue
-        if p.is_dir() and not p.is_symlink() and (p / "config.json").is_file():
+        if p.is_dir() and not p.is_symlink() and (p / "config.json").exists():
             try:
                 out.append(Run(p).summary())
-            except Exception:  # noqa: BLE001 - a half-deleted or foreign folder must not break the list
-                continue
+            except DPCoreError as exc:  # a bad file: listed as unreadable, the others stay usable
+                out.append(unreadable_summary(p, exc))
+            except Exception as exc:  # noqa: BLE001 - a half-deleted or foreign folder must not break the list
+                out.append(unreadable_summary(p, exc))
     return sorted(out, key=lambda s: s.created or "", reverse=True)
+
+
+UNREADABLE = "unreadable"
+
+
+def unreadable_summary(path: Path, exc: BaseException) -> RunSummary:
+    """The runs table's line for a folder whose files cannot be used: "unreadable: <file>: <reason>"."""
+    if isinstance(exc, RunFileError):
+        why = f"{Path(exc.file).name if '/' in exc.file else exc.file}: {exc.reason}"
+    elif isinstance(exc, DPCoreError):
+        why = str(exc)
+    else:
+        why = f"{type(exc).__name__}: {' '.join(str(exc).split())[:120]}"
+    try:
+        created = datetime.fromtimestamp(path.lstat().st_mtime, timezone.utc).isoformat(timespec="seconds")
+    except OSError:
+        created = None
+    name = path.name[1:] if _is_partial(path) else path.name
+    return RunSummary(name=name, path=str(path), model="?", dataset="?", status=f"{UNREADABLE}: {why}"[:300],
+                      epsilon=math.nan, delta=math.nan, created=created, finished=None, seconds=None,
+                      message=why[:300], params={})
 
 
 

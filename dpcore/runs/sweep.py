@@ -122,9 +122,9 @@ def parse_grid(items) -> dict:
     for item in items or []:
         key, sep, vals = str(item).partition("=")
         key = key.strip().replace("-", "_")
-        values = [v.strip() for v in vals.split(",") if v.strip()]
-        if not sep or not key or not values:
-            raise InvalidParameter(f"--grid must look like NAME=V1,V2,…, got {item!r}")
+        values = [v.strip() for v in vals.split(",")]
+        if not sep or not key or not all(values):
+            raise InvalidParameter(f"--grid must look like NAME=V1,V2,… (no empty value), got {item!r}")
         if key in grid:
             raise InvalidParameter(f"--grid {key} is given twice")
         grid[key] = values

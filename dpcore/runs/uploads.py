@@ -9,6 +9,10 @@ The split key (`split_key`): a file's train/test split and `--rows` decide each 
 hash (dpcore.data.split). The key is 256 bits of OS entropy written once, mode 0600, beside the
 table as `.NAME.split-key`; every run on the table reads the same key (one test set), and it is
 never copied into a run folder, a report or a release, nor derived from any seed.
+
+A run reads its CSVs only from ROOT/_uploads (dpcore.runs.safety.check_data_paths): a table given by path
+(the CLI's --data, an API call) is copied there when the run is created (`adopt_csvs`), so a run
+folder from someone else can never point the workbench at another file on the machine.
 """
 from __future__ import annotations
 
@@ -106,3 +110,26 @@ def forget_upload(root, csv: str | os.PathLike) -> bool:
         except FileNotFoundError:
             pass
     return True
+
+
+def adopt_csvs(root, data):
+    """`data` (a DataConfig) with its csv / test_csv kept under ROOT/_uploads (copied once, by content)."""
+    import dataclasses
+
+    from dpcore.data.csv import DEFAULT_MAX_BYTES, read_bytes
+
+    changes = {}
+    for key in ("csv", "test_csv"):
+        value = getattr(data, key, None)
+        if value is None or is_upload(root, value):
+            continue
+        raw, _ = read_bytes(value, max(DEFAULT_MAX_BYTES, _size(value)))
+        changes[key] = str(store_upload(root, raw, Path(value).name))
+    return dataclasses.replace(data, **changes) if changes else data
+
+
+def _size(path) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0

@@ -116,3 +116,22 @@ def test_cli_rows_on_a_file_is_ledgered_and_rereads_the_same_rows(tmp_path, caps
     assert 0.2 < share < 0.5
     a, b = run.load_data(), run.load_data()
     assert _multiset(a[0]) == _multiset(b[0]) and _multiset(a[1]) == _multiset(b[1])
+
+
+def test_a_run_trains_and_rereads_the_same_split_of_a_file_given_by_path(tmp_path):
+    """A table given by path is copied to ROOT/_uploads before anything reads it, so its split key
+    lives beside the copy the run re-reads: the training rows the run saw are the ones evaluation
+    and the attacks later treat as members (a key beside the original gave another test set)."""
+    import json
+
+    from dpcore.runs import Run, RunConfig, train_run
+
+    d = _write(tmp_path / "d.csv", _rows(400))
+    cfg = RunConfig("dp-vae", {"hidden": 8, "epochs": 1},
+                    DataConfig(csv=str(d), **DECLARED))
+    run = train_run(cfg, tmp_path / "runs")
+    assert not split_key_path(d).exists()  # nothing was keyed beside the user's own file
+    assert split_key_path(run.config.data.csv).exists()
+    train, test = run.load_data()
+    again, _ = Run(run.path).config.data.load()
+    assert _multiset(train) == _multiset(again) and train.n + test.n == 400

@@ -125,7 +125,9 @@ def test_tampered_run_files(csv_run, tmp_path, edit):
         run.summary()
         run.ledger()
     assert "\n" not in str(exc.value)
-    assert [s.name for s in list_runs(tmp_path)] == []  # skipped, not a crash
+    listed = [(s.name, s.status) for s in list_runs(tmp_path)]  # listed as unreadable, not a crash
+    assert listed == [("r", f"unreadable: {fname}: {exc.value.reason}")] if hasattr(exc.value, "reason") else \
+        [n for n, st in listed] == ["r"] and listed[0][1].startswith("unreadable: ")
 
 
 def test_empty_and_garbage_json(csv_run, tmp_path):
