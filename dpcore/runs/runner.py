@@ -139,6 +139,7 @@ def _train_locked(run, cfg, model, train, callback, stop, on_created) -> Run:
     beat.start()
     buffer: list[dict] = []
     last_flush = [time.monotonic()]
+    last_event: list[TrainingEvent | None] = [None]
 
     def flush(ev: TrainingEvent | None = None) -> None:
         run.append_metrics(buffer)
@@ -150,6 +151,7 @@ def _train_locked(run, cfg, model, train, callback, stop, on_created) -> Run:
                                phase=ev.phase, **liveness())
 
     def on_event(ev: TrainingEvent):
+        last_event[0] = ev
         buffer.append({**ev.to_dict(), "time": round(time.time() - t0, 4)})
         if time.monotonic() - last_flush[0] > _FLUSH_SECONDS:
             flush(ev)
@@ -165,7 +167,7 @@ def _train_locked(run, cfg, model, train, callback, stop, on_created) -> Run:
         if getattr(model, "private", False):
             budget = PrivacyBudget(cfg.params["epsilon"], cfg.params["delta"])
         result = model.fit(train, budget, callback=on_event)
-        flush()
+        flush(last_event[0])  # status.json ends on the last step and phase, however fast the run was
         model.save(run.model_dir)
         eps = run.save_ledger(model.privacy_ledger(), result.delta if model.private else 0.0,
                               model.private)

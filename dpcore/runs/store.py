@@ -88,7 +88,7 @@ class DataConfig:
         """
         from dpcore.data import load_split, read_csv, train_test_split
         from dpcore.data.split import all_rows, keyed_subset
-        from dpcore.runs.uploads import split_key
+        from dpcore.runs.uploads import display_name, split_key
 
         if self.dataset is not None:
             if self.test_size == 0:
@@ -100,11 +100,12 @@ class DataConfig:
 
             noise = NoiseSource.secret()
         cap = {} if max_bytes is None else {"max_bytes": max_bytes}
+        name = self.name or display_name(self.csv)
         if schema is not None:
-            ds = read_csv(self.csv, schema=schema, delimiter=self.delimiter, name=self.name, **cap)
+            ds = read_csv(self.csv, schema=schema, delimiter=self.delimiter, name=name, **cap)
         else:
             ds = read_csv(self.csv, target=self.target, **cap, delimiter=self.delimiter, types=self.types,
-                          bounds=self.bounds, categories=self.categories, name=self.name,
+                          bounds=self.bounds, categories=self.categories, name=name,
                           undeclared="data" if self.dp_bounds_noise is None else "dp",
                           bounds_noise_multiplier=self.dp_bounds_noise or 10.0,
                           seed=noise.numpy("dp-bounds") if self.dp_bounds_noise is not None else None)
@@ -114,7 +115,7 @@ class DataConfig:
                 self.rows_share = _rows_share(ds, self.n, noise)
             ds = keyed_subset(ds, self.rows_share, key)
         if self.test_csv is not None:
-            test = read_csv(self.test_csv, schema=ds.schema, delimiter=self.delimiter, name=self.name)
+            test = read_csv(self.test_csv, schema=ds.schema, delimiter=self.delimiter, name=name)
             return all_rows(ds), all_rows(test, role="test")
         if self.test_size == 0:
             return all_rows(ds), None
@@ -122,7 +123,9 @@ class DataConfig:
 
     @property
     def label(self) -> str:
-        return self.dataset if self.dataset is not None else Path(self.csv).name
+        from dpcore.runs.uploads import display_name
+
+        return self.dataset if self.dataset is not None else display_name(self.csv)
 
 
 def _rows_share(ds, n: int, noise) -> float:

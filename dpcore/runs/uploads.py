@@ -32,6 +32,18 @@ def uploads_dir(root) -> Path:
     return Path(root).resolve() / UPLOADS
 
 
+_STORED = re.compile(r"^(?P<stem>.+)-[0-9a-f]{16}\.csv$")
+
+
+def display_name(csv: str | os.PathLike) -> str:
+    """The name a person gave the table: `STEM.csv` for an upload kept as `STEM-HASH.csv` (the file
+    name otherwise). Why: the hash is a function of every row, so a name carrying it would tell a
+    file from its neighbour in model.json, the listing and the release."""
+    p = Path(csv)
+    m = _STORED.match(p.name) if p.parent.name == UPLOADS else None
+    return f"{m.group('stem')}.csv" if m else p.name
+
+
 def store_upload(root, data: bytes, filename: str) -> Path:
     """Write an uploaded table under ROOT/_uploads (named by content; kept once) → absolute path."""
     digest = hashlib.sha256(data).hexdigest()[:16]

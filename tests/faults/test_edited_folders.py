@@ -171,9 +171,10 @@ CASES = {
     "metrics-folder": (lambda run, c: ((run / "metrics.jsonl").unlink(), (run / "metrics.jsonl").mkdir()), "usable"),
     # model/
     "model-linked-to-other-run": (_link("model", lambda c: c["other_model"]), f"{U}: model:"),
-    "model-json-list": (_raw("model/model.json", "[]"), "usable"),
+    # the listing reads model.json's ledger copy (dpcore.runs.verify): a broken one is unreadable there
+    "model-json-list": (_raw("model/model.json", "[]"), U),
     "model-json-symlink": (_link("model/model.json", lambda c: c["secret"]), f"{U}: model.json"),
-    "model-json-deep": (_raw("model/model.json", _deep(50_000)), "usable"),
+    "model-json-deep": (_raw("model/model.json", _deep(50_000)), f"{U}: model.json"),
     "model-n-features-huge": (_json("model/model.json", lambda d, c: {**d, "n_features": 10**12}), "usable"),
     "weights-sparse-2gb": (_sparse("model/weights.safetensors", 2 * 2**30), "usable"),
     "weights-extra-tensor": (_weights(lambda t: {**t, "evil": __import__("torch").zeros(1_000_000)}), "usable"),
