@@ -4,8 +4,6 @@ stderr, no traceback, nothing written (the issue's tester's table, kept as a tes
 Every case runs the CLI's `main()` in-process (parse-time failures are cheap), so the whole table
 takes a few seconds.
 """
-import contextlib
-import io
 import os
 import time
 
@@ -136,23 +134,11 @@ def run_dir(tmp_path_factory):
     return out
 
 
-def _run(argv) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            rc = main(argv)
-        except SystemExit as exc:
-            rc = exc.code
-        except Exception as exc:  # noqa: BLE001 - a traceback a user would see
-            rc, err = "Traceback", io.StringIO(f"Traceback: {type(exc).__name__}: {exc}")
-    return rc, out.getvalue(), err.getvalue()
-
-
 def test_the_table_is_big_enough():
     assert len(CASES) >= 200, len(CASES)
 
 
-def test_every_bad_argument_is_one_line_exit_2(run_dir, tmp_path, monkeypatch):
+def test_every_bad_argument_is_one_line_exit_2(run_dir, tmp_path, monkeypatch, run_cli):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("DPCORE_RUNS_DIR", str(tmp_path / "sweeps"))
     failures, slow = [], []
@@ -162,7 +148,7 @@ def test_every_bad_argument_is_one_line_exit_2(run_dir, tmp_path, monkeypatch):
         t0 = time.perf_counter()
         if os.environ.get("TRACE_CASES"):
             print(label, file=open(os.environ["TRACE_CASES"], "a"), flush=True)
-        rc, _, err = _run(argv)
+        rc, _, err = run_cli(argv)
         seconds = time.perf_counter() - t0
         lines = err.strip("\n").split("\n")
         if rc != 2 or len(lines) != 1 or "Traceback" in err or "error:" not in lines[0]:

@@ -190,18 +190,6 @@ CASES = {
 MODEL_BROKEN = {k for k in CASES if k.startswith(("model-", "weights-"))}
 
 
-def _cli(argv) -> tuple[int, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            rc = main(argv)
-        except SystemExit as exc:
-            rc = exc.code
-        except BaseException as exc:  # noqa: BLE001 - a traceback a user would see
-            return -1, f"Traceback: {type(exc).__name__}: {exc}"
-    return rc, out.getvalue() + err.getvalue()
-
-
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
     """A good run and an edited copy of it per case, all in one runs folder."""
@@ -257,7 +245,7 @@ def test_the_runs_listing_and_table_survive_every_edit(world):
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_the_cli_refuses_in_one_line(world, name, tmp_path):
+def test_the_cli_refuses_in_one_line(world, name, tmp_path, run_cli):
     run = world / name
     cmds = {"sample": ["sample", str(run), "--n", "5", "--out", str(tmp_path / "s.csv")],
             "evaluate": ["evaluate", str(run), "--n-targets", "10", "--n-samples", "50"],
@@ -266,7 +254,8 @@ def test_the_cli_refuses_in_one_line(world, name, tmp_path):
     for cmd, argv in cmds.items():
         if readable and name not in MODEL_BROKEN and cmd != "sample" and name != "config-csv-outside":
             continue  # the model and data are intact: evaluate/attack would do their full work
-        rc, text = _cli(argv)
+        rc, out, err = run_cli(argv)
+        text = out + err
         assert "Traceback" not in text and SECRET not in text, (cmd, text[-400:])
         if name in MODEL_BROKEN or not readable or (name == "config-csv-outside" and cmd != "sample"):
             lines = text.strip("\n").split("\n")
