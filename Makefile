@@ -34,7 +34,10 @@ lint: install
 test: lint
 	$(PY) -m pytest -q
 
+# The build step executes a notebook again only when its source in notebooks/_build/ changed (the
+# outputs are committed); then JupyterLab opens them.
 notebooks: install
+	$(PY) notebooks/_build/build.py
 	$(PY) -m jupyter lab notebooks/ --ServerApp.ip=127.0.0.1 --allow-root  # root in containers: jupyter refuses without it
 
 bench: install

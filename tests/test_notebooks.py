@@ -1,4 +1,4 @@
-"""The teaching notebooks: committed without outputs, built from their sources, and they run.
+"""The teaching notebooks: committed with outputs, executed from their current sources, and they run.
 
 Each notebook is executed top to bottom with nbclient in a fresh kernel, with DPCORE_SMALL=1 (tiny
 models, fewer samples) and a per-cell timeout; any error fails the test. The kernel named "python3"
@@ -38,31 +38,6 @@ def test_the_three_notebooks_exist():
 
 
 # ------------------------------------------------------------------------------- committed form
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids(NOTEBOOKS))
-def test_committed_notebook_has_no_outputs(path):
-    nb = nbformat.read(path, as_version=4)
-    nbformat.validate(nb)
-    dirty = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"
-             and (c.get("outputs") or c.get("execution_count") is not None)]
-    assert not dirty, f"{path.name}: cells {dirty} have outputs or an execution count; strip them " \
-                      "(rebuild with notebooks/_build/build.py)"
-    assert "widgets" not in nb.metadata, f"{path.name}: saved widget state in the metadata"
-    assert nb.metadata.get("kernelspec", {}).get("name") == "python3"
-
-
-def test_no_outputs_check_catches_an_executed_notebook(tmp_path):
-    """The check above must be able to fail: a notebook with an output is flagged."""
-    nb = nbformat.v4.new_notebook(metadata={"kernelspec": {"name": "python3", "display_name": "P",
-                                                           "language": "python"}})
-    cell = nbformat.v4.new_code_cell("1 + 1", execution_count=1)
-    cell.outputs = [nbformat.v4.new_output("execute_result", {"text/plain": "2"}, execution_count=1)]
-    nb.cells.append(cell)
-    path = tmp_path / "99_dirty.ipynb"
-    nbformat.write(nb, path)
-    with pytest.raises(AssertionError, match="outputs"):
-        test_committed_notebook_has_no_outputs(path)
-
-
 def _build_module():
     spec = importlib.util.spec_from_file_location("_nb_build", NOTEBOOK_DIR / "_build" / "build.py")
     mod = importlib.util.module_from_spec(spec)
@@ -70,13 +45,71 @@ def _build_module():
     return mod
 
 
-def test_notebooks_match_their_sources():
-    build = _build_module()
-    sources = build.sources()
-    assert {build.target(s).name for s in sources} >= set(EXPECTED)
-    for src in sources:
-        assert build.target(src).read_text(encoding="utf-8") == build.render(build.build_notebook(src)), \
-            f"{build.target(src).name} differs from {src.name}: run notebooks/_build/build.py"
+build = _build_module()
+SOURCES = build.sources()
+
+
+def test_every_notebook_has_a_source():
+    assert {build.target(s).name for s in SOURCES} >= set(EXPECTED)
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=_ids(SOURCES))
+def test_committed_notebook_is_the_executed_build_of_its_source(source):
+    """Committed with outputs, made by build.py from the current source: cells, stamp, run order."""
+    found = build.problems(build.target(source), source)
+    assert not found, f"{build.target(source).name}: {'; '.join(found)} — run notebooks/_build/build.py"
+
+
+def _executed_copy(tmp_path, source):
+    """A notebook as build.py would commit it, without running a kernel: outputs filled in by hand."""
+    nb = build.build_notebook(source)
+    for i, cell in enumerate(c for c in nb.cells if c.cell_type == "code"):
+        cell.execution_count = i + 1
+        cell.outputs = [nbformat.v4.new_output("display_data", {"image/png": "iVBORw0KGgo=", "text/plain": "fig"})]
+    nb = build._tidy(nb, source)
+    path = tmp_path / build.target(source).name
+    nbformat.write(nb, path)
+    return path
+
+
+def test_currency_check_passes_a_correct_build_and_catches_each_defect(tmp_path):
+    """The check above must be able to fail: each way a committed notebook goes stale is flagged."""
+    source = SOURCES[0]
+    path = _executed_copy(tmp_path, source)
+    assert build.problems(path, source) == []
+
+    nb = nbformat.read(path, as_version=4)
+    nb.cells[-1].source += "\nprint('edited in JupyterLab, not in the source')"
+    nbformat.write(nb, path)
+    assert any("cells differ" in p for p in build.problems(path, source))
+
+    edited = tmp_path / source.name  # the source changed after the outputs were made
+    edited.write_text(source.read_text(encoding="utf-8") + "\n# a comment\n", encoding="utf-8")
+    assert any("not made from the current" in p for p in build.problems(_executed_copy(tmp_path, source), edited))
+
+    nb = nbformat.read(_executed_copy(tmp_path, source), as_version=4)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    code[1].execution_count = None
+    code[2].outputs = [nbformat.v4.new_output("error", ename="ValueError", evalue="x", traceback=[])]
+    nbformat.write(nb, path)
+    found = build.problems(path, source)
+    assert any("in order" in p for p in found) and any("failed" in p for p in found)
+
+    nb = build.build_notebook(source)  # the old committed form: no outputs at all
+    nbformat.write(nb, path)
+    found = build.problems(path, source)
+    assert any("in order" in p for p in found) and any("no figure" in p for p in found)
+
+
+def test_build_check_exits_1_naming_a_stale_notebook(tmp_path, monkeypatch, capsys):
+    source = SOURCES[0]
+    monkeypatch.setattr(build, "NOTEBOOKS", tmp_path)
+    monkeypatch.setattr(build, "sources", lambda: [source])
+    nbformat.write(build.build_notebook(source), tmp_path / build.target(source).name)
+    assert build.main(["--check"]) == 1
+    assert build.target(source).name in capsys.readouterr().err
+    _executed_copy(tmp_path, source)
+    assert build.main(["--check"]) == 0
 
 
 # ------------------------------------------------------------------------------- execution

@@ -12,7 +12,7 @@ import streamlit as st
 
 from dpcore.text import md
 from dpcore.ui.data import data_label
-from dpcore.ui.nav import runs_root
+from dpcore.ui.nav import runs_root, shown_path
 
 POLL_SECONDS = 1.0  # how often the live view redraws while a run trains
 _LIVE_KEY, _SWEEP_KEY = "dpcore.live", "dpcore.sweep"
@@ -95,7 +95,7 @@ def sidebar_status() -> None:
             icon = {"done": ":material/check_circle:", "stopped": ":material/stop_circle:",
                     "failed": ":material/error:"}.get(state, ":material/hourglass_top:")
             st.caption(f"{icon} Your run {md(live.run_name or '…')}: {state}")
-        st.caption(f"Runs are saved in {md(runs_root())}")
+        st.caption(f"Runs are saved in {md(shown_path(runs_root()))}")
 
 
 def eta_seconds(progress: list[tuple[float, int, str]], total_steps: int, min_span: float = 1.0) -> float | None:

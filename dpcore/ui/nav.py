@@ -25,6 +25,15 @@ def runs_root() -> Path:
     return root
 
 
+def shown_path(path: Path) -> str:
+    """A path as a person reads it: relative to where the app was started, else under ~, else whole."""
+    path = path.resolve()
+    for base, prefix in ((Path.cwd().resolve(), ""), (Path.home().resolve(), "~/")):
+        if path.is_relative_to(base):
+            return prefix + str(path.relative_to(base)) if path != base else (prefix.rstrip("/") or ".")
+    return str(path)
+
+
 def upload_limit_bytes() -> int:
     """The upload limit the server enforces (server.maxUploadSize, MB); the data layer gets the same."""
     return int(st.get_option("server.maxUploadSize")) * 1024 * 1024

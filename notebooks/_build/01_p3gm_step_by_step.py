@@ -29,8 +29,9 @@ from torch import nn
 
 # DPCORE_SMALL=1 (set by the test suite) makes everything tiny so the notebook runs in seconds.
 SMALL = os.environ.get("DPCORE_SMALL") == "1"
-# Interactive figures in JupyterLab, Notebook 7 and VS Code; plotly.js embedded for classic Jupyter.
-pio.renderers.default = "json" if SMALL else "plotly_mimetype+notebook"
+# Interactive figures in JupyterLab, Notebook 7 and VS Code (plotly.js embedded for classic Jupyter);
+# the committed copy was built with PLOTLY_RENDERER set to add a PNG of each figure for GitHub.
+pio.renderers.default = "json" if SMALL else os.environ.get("PLOTLY_RENDERER", "plotly_mimetype+notebook")
 torch.manual_seed(0)
 
 # %% [markdown]

@@ -26,8 +26,9 @@ from dpcore.privacy import accountant
 from dpcore.privacy.ledger import MechanismRecord, PrivacyLedger
 
 SMALL = os.environ.get("DPCORE_SMALL") == "1"  # set by the test suite: fewer repetitions
-# Interactive figures in JupyterLab, Notebook 7 and VS Code; plotly.js embedded for classic Jupyter.
-pio.renderers.default = "json" if SMALL else "plotly_mimetype+notebook"
+# Interactive figures in JupyterLab, Notebook 7 and VS Code (plotly.js embedded for classic Jupyter);
+# the committed copy was built with PLOTLY_RENDERER set to add a PNG of each figure for GitHub.
+pio.renderers.default = "json" if SMALL else os.environ.get("PLOTLY_RENDERER", "plotly_mimetype+notebook")
 DELTA = 1e-5
 
 # %% [markdown]

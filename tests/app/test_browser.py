@@ -55,7 +55,8 @@ def _wait_health(url: str, proc: subprocess.Popen, timeout: float = 90) -> None:
 def _streamlit(runs: Path, **env_vars):
     """`streamlit run app.py` on a free port with `runs` as its runs folder: yields its URL."""
     port = _free_port()
-    env = {**os.environ, "DPCORE_RUNS_DIR": str(runs), **env_vars}
+    # HOME beside the runs folder: the sidebar shows it as "~/runs…", not a machine's temp path
+    env = {**os.environ, "DPCORE_RUNS_DIR": str(runs), "HOME": str(runs.parent), **env_vars}
     log = open(runs.parent / f"streamlit-{runs.name}.log", "w")
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
