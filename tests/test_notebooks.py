@@ -112,6 +112,22 @@ def test_build_check_exits_1_naming_a_stale_notebook(tmp_path, monkeypatch, caps
     assert build.main(["--check"]) == 0
 
 
+def test_build_leaves_a_notebook_edited_since_its_build_alone(tmp_path, monkeypatch, capsys):
+    """Somebody's edits in JupyterLab are not overwritten by `make notebooks`; --force would."""
+    source = SOURCES[0]
+    monkeypatch.setattr(build, "NOTEBOOKS", tmp_path)
+    monkeypatch.setattr(build, "sources", lambda: [source])
+    monkeypatch.setattr(build, "execute", lambda src: pytest.fail("must not execute an edited notebook"))
+    path = _executed_copy(tmp_path, source)
+    nb = nbformat.read(path, as_version=4)
+    nb.cells[-1].source += "\n# my note"
+    nbformat.write(nb, path)
+    before = path.read_bytes()
+    assert build.main([]) == 0
+    assert path.read_bytes() == before
+    assert "left alone" in capsys.readouterr().out
+
+
 # ------------------------------------------------------------------------------- execution
 @pytest.fixture
 def venv_kernel(tmp_path, monkeypatch):

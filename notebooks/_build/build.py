@@ -53,6 +53,11 @@ def target(source: Path) -> Path:
     return NOTEBOOKS / f"{source.stem}.ipynb"
 
 
+def _shown(path: Path) -> Path:
+    """A path relative to the repository when it is inside it (for messages)."""
+    return path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+
+
 def source_hash(source: Path) -> str:
     return hashlib.sha256(source.read_bytes()).hexdigest()
 
@@ -162,6 +167,14 @@ def _cannot_export_png() -> str | None:
 
 
 # ------------------------------------------------------------------------------- currency check
+def _stamp(notebook: Path) -> str | None:
+    """The source hash a built notebook carries (None when it has none or cannot be read)."""
+    try:
+        return json.loads(notebook.read_text(encoding="utf-8"))["metadata"]["dpcore"]["source_sha256"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 def problems(notebook: Path, source: Path) -> list[str]:
     """Why `notebook` is not the executed build of `source` (empty when it is current)."""
     if not notebook.exists():
@@ -209,23 +222,24 @@ def main(argv: list[str] | None = None) -> int:
             print("rebuild with: .venv/bin/python notebooks/_build/build.py", file=sys.stderr)
         return 1 if bad else 0
     todo = {s: w for s, w in stale.items() if w or args.force}
-    hand_edited = [s for s, w in todo.items() if not args.force and w == [f"its cells differ from {s.name}"]]
-    for src in hand_edited:  # outputs made from this very source, cells changed since: somebody's work
-        print(f"{target(src).relative_to(ROOT)} was edited by hand since its build; left alone "
-              f"(put the change in {src.relative_to(ROOT)}, or --force to rebuild it from there)")
+    # Built from this very source, changed since (edited or re-run in JupyterLab): somebody's work.
+    hand_edited = [s for s in todo if not args.force and _stamp(target(s)) == source_hash(s)]
+    for src in hand_edited:
+        print(f"{_shown(target(src))} was edited or re-run since its build; left alone "
+              f"(put the change in {_shown(src)}, or --force to rebuild it from there)")
         del todo[src]
     for src in stale:
         if src not in todo and src not in hand_edited:
-            print(f"{target(src).relative_to(ROOT)} is current")
+            print(f"{_shown(target(src))} is current")
     if todo and (why := _cannot_export_png()):
         print(f"error: {why}", file=sys.stderr)
         return 2
     for src, why in todo.items():
         out = target(src)
-        print(f"executing {out.relative_to(ROOT)} ({'; '.join(why) or 'forced'}) ...", flush=True)
+        print(f"executing {_shown(out)} ({'; '.join(why) or 'forced'}) ...", flush=True)
         t0 = time.perf_counter()
         out.write_text(render(execute(src)), encoding="utf-8")
-        print(f"wrote {out.relative_to(ROOT)} in {time.perf_counter() - t0:.0f} s "
+        print(f"wrote {_shown(out)} in {time.perf_counter() - t0:.0f} s "
               f"({out.stat().st_size / 1e6:.1f} MB)", flush=True)
     return 0
 
