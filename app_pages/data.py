@@ -64,21 +64,28 @@ def _builtin_form(current: dict) -> dict | None:
     return choice
 
 
-def _schema_rows(frame: pd.DataFrame, target: str | None) -> pd.DataFrame:
-    from dpcore.data import infer_schema
+def _stored_form(current: dict) -> dict | None:
+    """Tables uploaded and used before (kept with their schema edits): pick one again."""
+    from datetime import datetime
 
-    schema = infer_schema(frame, target=target)
-    rows = []
-    for c in schema.columns:
-        rows.append({"column": c.name, "kind": c.kind,
-                     "lower": c.lower, "upper": c.upper,
-                     "categories": "" if c.categories is None else ", ".join(map(str, c.categories)),
-                     "public": c.origin != "data"})
-    return pd.DataFrame(rows)
+    from dpcore.runs.tables import stored_tables
+
+    tables = [t for t in stored_tables(ui.runs_root()) if t.available]
+    if not tables:
+        return None
+    labels = {t.token: f"{t.name} — target {t.target or '(none)'}, chosen "
+                       f"{datetime.fromtimestamp(t.saved):%d %b %H:%M}" for t in tables}
+    c1, c2 = st.columns([4, 1], vertical_alignment="bottom")
+    token = c1.selectbox(f"Or reuse a stored table ({len(tables)})", list(labels), format_func=labels.get,
+                         key="data.stored")
+    if not c2.button("Use", key="data.use_stored"):
+        return None
+    return next(t.choice for t in tables if t.token == token)
 
 
 def _csv_form(current: dict) -> dict | None:
-    from dpcore.data.schema import KINDS
+    from dpcore.ui.schema_editor import (EDITOR_KINDS, declared_from_edits, guess_target, schema_rows,
+                                         target_problem)
 
     limit_mb = ui.upload_limit_bytes() // 2**20
     up = st.file_uploader(f"CSV file (up to {limit_mb} MB, UTF-8, header row)", type=["csv", "txt", "tsv"],
@@ -86,7 +93,7 @@ def _csv_form(current: dict) -> dict | None:
     if up is None:
         if current.get("csv"):
             st.caption(f"Current table: **{md(ui.data_label(current))}**. Upload a file to replace it.")
-        return None
+        return _stored_form(current)
     raw = up.getvalue()
     if len(raw) > ui.upload_limit_bytes():
         st.error(f"{md(up.name)} is {len(raw) / 2**20:.1f} MB, over the {limit_mb} MB upload limit")
@@ -98,33 +105,38 @@ def _csv_form(current: dict) -> dict | None:
     c1, c2 = st.columns(2)
     delimiter = c1.selectbox("Delimiter", list(delims), format_func=delims.get, key="data.delimiter")
     try:
-        frame = ui.parse_upload(raw, delimiter, ui.upload_limit_bytes())
+        frame = ui.parse_upload(raw, delimiter, ui.upload_limit_bytes(), up.name)
     except DPCoreError as exc:
         st.error(md(exc), icon=":material/error:")
+        return None
+    if frame.shape[1] < 2:
+        st.error(f"{md(up.name)} has one column ({md(frame.columns[0])}); a synthetic table needs at least "
+                 "two. Check the delimiter, or add the other columns.", icon=":material/error:")
         return None
     cols = ["(none)"] + list(frame.columns)
-    guess = next((c for c in reversed(frame.columns) if c.lower() in ("target", "label", "class", "y")),
-                 frame.columns[-1])
-    target = c2.selectbox("Target column (the label to predict)", cols, index=cols.index(guess),
+    guess = guess_target(frame)
+    target = c2.selectbox("Target column (the label to predict)", cols, index=cols.index(guess or "(none)"),
                           key="data.target")
     target = None if target == "(none)" else target
-    st.markdown("**Schema** — edit kinds and declare public bounds / categories. Values read from the "
-                "data are *not* covered by ε; tick **public** once a range or category list is "
-                "public knowledge (e.g. age 0–120).")
-    try:
-        rows = _schema_rows(frame, target)
-    except DPCoreError as exc:
-        st.error(md(exc), icon=":material/error:")
+    if why := target_problem(frame, target):
+        st.error(md(why), icon=":material/error:")
         return None
+    st.markdown("**Schema** — edit kinds, drop columns, and declare public bounds / categories. Values "
+                "read from the data are *not* covered by ε; tick **public** once a range or category list "
+                "is public knowledge (e.g. age 0–120).")
+    rows = schema_rows(frame, target)
     edited = st.data_editor(
         rows, key=f"data.schema.{digest}.{target}", hide_index=True, width="stretch",
-        disabled=["column"],
+        disabled=["column", "note"],
         column_config={
-            "kind": st.column_config.SelectboxColumn("kind", options=list(KINDS), required=True),
+            "kind": st.column_config.SelectboxColumn("kind", options=list(EDITOR_KINDS), required=True,
+                                                     help="drop: leave the column out of the table"),
             "lower": st.column_config.NumberColumn("lower", help="Public lower bound (numeric)"),
             "upper": st.column_config.NumberColumn("upper", help="Public upper bound (numeric)"),
             "categories": st.column_config.TextColumn("categories", help="Comma-separated levels"),
             "public": st.column_config.CheckboxColumn("public", help="Bounds/categories are public"),
+            "note": st.column_config.TextColumn("note", help="What inference found, e.g. why a column is "
+                                                "proposed for dropping", width="large"),
         })
     with st.expander("Raw rows (first 20)"):
         st.dataframe(frame.head(20), width="stretch")
@@ -148,20 +160,11 @@ def _csv_form(current: dict) -> dict | None:
                                       "less changes only that row's side and every run shares one test set.")
     if not st.button("Use this table", type="primary", key="data.use_csv"):
         return None
-    types, bounds, cats = {}, {}, {}
-    inferred = rows.set_index("column")
-    for r in edited.to_dict("records"):
-        name = r["column"]
-        continuous = r["kind"] in ("numeric", "integer") and name != target
-        # a kind is public once the user vouches for it (ticked public, or DP bounds asked for)
-        if r["kind"] != inferred.loc[name, "kind"] or r.get("public") or (dp_bounds and continuous):
-            types[name] = r["kind"]
-        if r.get("public"):
-            if r["kind"] in ("numeric", "integer") and name != target:
-                if pd.notna(r["lower"]) and pd.notna(r["upper"]):
-                    bounds[name] = [float(r["lower"]), float(r["upper"])]
-            elif r["kind"] == "categorical" and str(r["categories"] or "").strip():
-                cats[name] = [v.strip() for v in str(r["categories"]).split(",") if v.strip()]
+    try:
+        declared = declared_from_edits(rows, edited, target, dp_bounds)
+    except DPCoreError as exc:
+        st.error(md(exc), icon=":material/error:")
+        return None
     try:
         path = ui.save_upload(raw, up.name)
     except DPCoreError as exc:
@@ -169,9 +172,7 @@ def _csv_form(current: dict) -> dict | None:
         return None
     choice = {"csv": str(path), "target": target, "name": up.name, "delimiter": delimiter,
               "test_size": float(test_size), "split_seed": int(split_seed)}
-    for key, val in (("types", types), ("bounds", bounds), ("categories", cats)):
-        if val:
-            choice[key] = val
+    choice.update(declared)
     if delimiter == ",":
         choice.pop("delimiter")
     if dp_bounds:
@@ -193,7 +194,7 @@ if note := ui.fallback_note():
     st.info(note, icon=":material/info:")
 current = ui.data_choice()
 source = st.segmented_control("Source", ["Built-in dataset", "Upload a CSV"], key="data.source",
-                              default="Upload a CSV" if current.get("csv") else "Built-in dataset")
+                              default="Upload a CSV" if current.get("csv") or ui.table_gone(current) else "Built-in dataset")
 if source == "Upload a CSV":
     _apply(_csv_form(current), current)
 else:
@@ -257,5 +258,7 @@ with t3:
     if meta.get("pixel_domain"):
         st.markdown(f"- Pixel domain: {meta['pixel_domain']} — public, so scaling costs no privacy.")
     if train.schema is not None:
-        st.dataframe(pd.DataFrame([c.to_dict() for c in train.schema.columns]), width="stretch",
-                     hide_index=True)
+        spec = pd.DataFrame([c.to_dict() for c in train.schema.columns])
+        if "categories" in spec:  # levels of mixed types (1, "a") are text here, never an Arrow error
+            spec["categories"] = [", ".join(map(str, v)) if isinstance(v, list) else "" for v in spec["categories"]]
+        st.dataframe(spec, width="stretch", hide_index=True)

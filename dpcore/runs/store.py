@@ -66,6 +66,8 @@ class DataConfig:
     dp_bounds_noise: float | None = None
     # CSV only: held-out rows from a second file read with the training file's schema (then no split).
     test_csv: str | None = None
+    # CSV only: columns left out of the table (identifiers, free text, a column the editor dropped).
+    drop: list | None = None
 
     def __post_init__(self) -> None:
         if (self.dataset is None) == (self.csv is None):
@@ -74,6 +76,8 @@ class DataConfig:
             check_probability("test_size", self.test_size)
         if self.test_csv is not None and self.csv is None:
             raise InvalidParameter("test_csv (--test) applies to a csv file only")
+        if self.drop is not None and (self.csv is None or not all(isinstance(c, str) for c in self.drop)):
+            raise InvalidParameter("drop: a list of column names of a csv file")
 
     def load(self, noise=None, schema=None, max_bytes: int | None = None):
         """(train, test) Datasets; test is None when test_size is 0 and no test_csv is given (the
@@ -102,9 +106,10 @@ class DataConfig:
         cap = {} if max_bytes is None else {"max_bytes": max_bytes}
         name = self.name or display_name(self.csv)
         if schema is not None:
-            ds = read_csv(self.csv, schema=schema, delimiter=self.delimiter, name=name, **cap)
+            ds = read_csv(self.csv, schema=schema, delimiter=self.delimiter, name=name, drop=self.drop, **cap)
         else:
             ds = read_csv(self.csv, target=self.target, **cap, delimiter=self.delimiter, types=self.types,
+                          drop=self.drop,
                           bounds=self.bounds, categories=self.categories, name=name,
                           undeclared="data" if self.dp_bounds_noise is None else "dp",
                           bounds_noise_multiplier=self.dp_bounds_noise or 10.0,
@@ -115,7 +120,7 @@ class DataConfig:
                 self.rows_share = _rows_share(ds, self.n, noise)
             ds = keyed_subset(ds, self.rows_share, key)
         if self.test_csv is not None:
-            test = read_csv(self.test_csv, schema=ds.schema, delimiter=self.delimiter, name=name)
+            test = read_csv(self.test_csv, schema=ds.schema, delimiter=self.delimiter, name=name, drop=self.drop)
             return all_rows(ds), all_rows(test, role="test")
         if self.test_size == 0:
             return all_rows(ds), None

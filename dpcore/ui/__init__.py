@@ -22,7 +22,7 @@ from dpcore.ui.cache import (attack_estimate_seconds, attacks, bundle, canary_au
                              synthetic_csv, synthetic_warnings, utility)
 from dpcore.ui.coverage import lvae_guarantee, what_eps_covers
 from dpcore.ui.data import (data_choice, data_config_fields, data_label, default_data_choice, load_data, parse_table,
-                            parse_upload, save_upload, set_data_choice)
+                            parse_upload, save_upload, set_data_choice, table_gone)
 from dpcore.ui.defaults import dataset_why, default_dataset, demo_rows, fallback_note, public_size, size_defaults
 from dpcore.ui.forms import (DEFAULT_MODEL, EPSILON_CHOICES, coerce_param, config_fields, config_widget,
                              data_facts_json, default_delta, model_info, plan_preview, remember_params,
@@ -43,6 +43,6 @@ __all__ = [
     "latent", "list_runs", "live_run", "load_data", "marginals", "model_info", "model_runs", "one_way",
     "parse_table", "parse_upload", "plan_preview",
     "remember_params", "remembered_params", "report_html", "run_mtime", "run_picker", "runs_root", "samples",
-    "save_upload", "set_data_choice", "set_live_run", "set_sweep_state", "sidebar_status", "sweep_state",
+    "save_upload", "set_data_choice", "table_gone", "set_live_run", "set_sweep_state", "sidebar_status", "sweep_state",
     "synthetic_csv", "synthetic_warnings", "fit_warnings", "upload_limit_bytes", "utility", "utility_points", "lvae_guarantee", "what_eps_covers",
 ]

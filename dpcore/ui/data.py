@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 from pathlib import Path
 
 import streamlit as st
@@ -51,26 +50,67 @@ def default_data_choice() -> dict:
     return choice()
 
 
+_TABLE_KEY = "dpcore.data_table"   # the stored table's token (dpcore.runs.tables) of a CSV choice
+_GONE = "missing"                  # a choice whose table is gone: pages refuse, nothing falls back
+
+
 def data_choice() -> dict:
     """The session's selected data config (a dict accepted by DataConfig)."""
     return dict(st.session_state.get(_DATA_KEY) or default_data_choice())
 
 
+def data_table_token() -> str | None:
+    """The address token of the session's CSV choice (None for a built-in dataset)."""
+    return st.session_state.get(_TABLE_KEY) if data_choice().get("csv") else None
+
+
 def load_data(choice: dict | None = None):
-    """(train, test) of `choice` (default: the session's). Raises DPCoreError for bad data."""
+    """(train, test) of `choice` (default: the session's). Raises DPCoreError for bad data, and for a
+    chosen table that is gone (never another dataset in its place)."""
     choice = data_choice() if choice is None else choice
+    if _GONE in choice:
+        from dpcore.errors import DataError
+
+        raise DataError(str(choice[_GONE]))
+    if choice.get("csv") and not Path(choice["csv"]).is_file():
+        from dpcore.errors import DataError
+
+        raise DataError(f"the table {data_label(choice)} is no longer stored (it was deleted with its last "
+                        "run): upload it again on the Data page, or choose another dataset")
     return _load_data(json.dumps(choice, sort_keys=True, default=str), upload_limit_bytes())
 
 
-def set_data_choice(choice: dict):
-    """Load `choice`; only when it loads does it become the session's dataset (nothing is lost)."""
+def set_data_choice(choice: dict, token: str | None = None):
+    """Load `choice`; only when it loads does it become the session's dataset (nothing is lost). A
+    CSV choice is kept as a stored table (`token`, or a new one) so a reload or a new tab reopens it."""
     train, test = load_data(choice)
+    if choice.get("csv"):
+        from dpcore.runs.tables import remember_table
+
+        token = token or remember_table(runs_root(), choice)
     st.session_state[_DATA_KEY] = dict(choice)
+    st.session_state[_TABLE_KEY] = token
     return train, test
+
+
+def mark_table_gone(message: str) -> None:
+    """The address named a table that cannot be opened: the session has no data until the user
+    chooses some (the pages say why), instead of the demo dataset in its place."""
+    st.session_state[_DATA_KEY] = {_GONE: message, "name": "(table not found)"}
+    st.session_state[_TABLE_KEY] = None
+
+
+def table_gone(choice: dict | None = None) -> bool:
+    """Is `choice` (default: the session's) a table the address named that cannot be opened?"""
+    return _GONE in (data_choice() if choice is None else choice)
 
 
 def data_label(choice: dict | None = None) -> str:
     c = data_choice() if choice is None else choice
+    if c.get("csv") and not c.get("name"):
+        from dpcore.runs.uploads import display_name
+
+        return display_name(c["csv"])
     return c.get("dataset") or c.get("name") or Path(str(c.get("csv", "table"))).name
 
 
@@ -83,20 +123,16 @@ def save_upload(data: bytes, filename: str) -> Path:
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
-def parse_upload(data: bytes, delimiter: str, max_bytes: int):
-    """The raw text table of an upload not yet used (parsed from a private temporary file that is
-    removed at once: nothing is kept on disk before "Use this table")."""
-    import tempfile
+def parse_upload(data: bytes, delimiter: str, max_bytes: int, filename: str = "uploaded file"):
+    """The raw text table of an upload not yet used, parsed in memory (nothing is kept on disk
+    before "Use this table"); errors name the user's file, never a temporary one."""
+    import io
 
     from dpcore.data import parse_csv
 
-    fd, tmp = tempfile.mkstemp(suffix=".csv")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        return parse_csv(tmp, delimiter=delimiter, max_bytes=max_bytes)
-    finally:
-        os.unlink(tmp)
+    buffer = io.BytesIO(data)
+    buffer.name = Path(filename).name
+    return parse_csv(buffer, delimiter=delimiter, max_bytes=max_bytes)
 
 
 @st.cache_data(show_spinner=False, max_entries=8)

@@ -4,7 +4,7 @@ Why: Streamlit forgets the state of a widget that was not drawn in a script run,
 page's settings (model, ε, PCA dimension, epochs, …) were lost the moment a user opened Compare.
 `restore_widgets` / `keep_widgets` copy them to and from a plain session_state key that no widget
 owns. A reload starts a new session: the active dataset and model travel in the URL
-(`?dataset=fashion-mnist&model=p3gm`), read once per session and checked against the registry's
+(`?dataset=fashion-mnist&model=p3gm`, or `?table=TOKEN` for a stored upload), read once per session and checked against the registry's
 names and the models' names (anything else is ignored with a one-line note, never an exception).
 """
 from __future__ import annotations
@@ -69,6 +69,16 @@ def read_url() -> None:
                 set_data_choice(default_data_choice(name))
             except DPCoreError as exc:
                 notes.append(f"Ignored dataset={name!r} in the address: {exc}")
+    asked = params.get("table")
+    if asked is not None and params.get("dataset") is None:
+        from dpcore.runs.tables import recall_table
+        from dpcore.ui.data import mark_table_gone
+        from dpcore.ui.nav import runs_root
+
+        try:
+            set_data_choice(recall_table(runs_root(), asked), token=asked)
+        except DPCoreError as exc:
+            mark_table_gone(str(exc))
     asked = params.get("model")
     if asked is not None:
         from dpcore.models import MODELS
@@ -86,11 +96,12 @@ def url_notes() -> list[str]:
 
 
 def write_url() -> None:
-    """After each run: the address carries the active built-in dataset and the Train page's model
-    (a CSV upload is never put in the address), so a reload reopens them."""
-    from dpcore.ui.data import data_choice
+    """After each run: the address carries the active built-in dataset, or the stored table's random
+    token (dpcore.runs.tables; never a file name or anything derived from the rows), and the Train
+    page's model, so a reload or a new tab reopens them."""
+    from dpcore.ui.data import data_choice, data_table_token
 
-    want = {"dataset": data_choice().get("dataset")}
+    want = {"dataset": data_choice().get("dataset"), "table": data_table_token()}
     kept = st.session_state.get(_KEPT) or {}
     want["model"] = st.session_state.get(MODEL_KEY) or kept.get(MODEL_KEY)
     for key, value in want.items():
