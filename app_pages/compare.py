@@ -56,9 +56,9 @@ with tabs[0]:
                 st.plotly_chart(figs["class_means"], key=f"compare.means.{name}")
         else:
             st.caption(f"Synthetic rows ({b.synthetic.n:,} drawn; first 100 shown, in your columns)")
-            st.dataframe(b.synthetic.to_frame().head(100), width="stretch", height=300)
+            st.dataframe(b.synthetic.to_frame(as_written=True).head(100), width="stretch", height=300)
             st.caption("Real training rows (first 100)")
-            st.dataframe(b.train.to_frame().head(100), width="stretch", height=300)
+            st.dataframe(b.train.to_frame(as_written=True).head(100), width="stretch", height=300)
     side_by_side(draw_samples)
 
 with tabs[1]:

@@ -235,7 +235,7 @@ with t1:
         if train.labels is not None:
             c2.plotly_chart(class_mean_images_figure(train), key="data.means")
     else:
-        st.dataframe(train.to_frame().head(200), width="stretch", height=360)
+        st.dataframe(train.to_frame(as_written=True).head(200), width="stretch", height=360)
 with t2:
     if train.labels is None:
         st.caption("No target column: nothing to balance.")

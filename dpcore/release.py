@@ -89,7 +89,7 @@ def synthetic_rows_section(data, name: str) -> str:
     link = base64.b64encode(csv_bytes(data)).decode()
     fname = html.escape(f"{name}-synthetic-{data.n}.csv", quote=True)
     return (f"<p><a download='{fname}' href='data:text/csv;base64,{link}'>Download the {data.n:,} synthetic rows "
-            f"(CSV)</a> — first {min(TABLE_ROWS, data.n)} below.</p>" + rows_table(data.to_frame()))
+            f"(CSV)</a> — first {min(TABLE_ROWS, data.n)} below.</p>" + rows_table(data.to_frame(as_written=True)))
 
 
 def summary_list(items: Sequence[tuple[str, str]]) -> str:

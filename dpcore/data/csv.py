@@ -221,6 +221,48 @@ def check_table(frame: pd.DataFrame, *, target: str | None = None, declared: set
             raise DataError(f"column {name!r} is constant (every value is {col.iloc[0]!r}); drop it")
 
 
+def dates_as_numbers(frame: pd.DataFrame, *, schema: Schema | None, types: dict | None, bounds: dict | None,
+                     categories: dict | None, target: str | None) -> tuple[pd.DataFrame, dict | None, dict]:
+    """Date columns read as day numbers (dpcore.data.dates): those of `schema`, those declared
+    types[col] = "date", and undeclared text columns whose values are dates. Returns the frame, the
+    types with "date" replaced by the numeric kind the days take, and {column: format}."""
+    from dpcore.data.dates import date_format, days_as_text, has_time
+
+    types = dict(types or {})
+    if schema is not None:
+        formats = {c.name: c.date_format for c in schema.columns if c.date_format and c.name in frame.columns}
+    else:
+        formats = {}
+        for col in frame.columns:
+            if col == target or col in (bounds or {}) or col in (categories or {}):
+                continue
+            declared = types.get(col)
+            if declared not in (None, "date"):
+                continue
+            fmt = date_format(frame[col]) if _is_text(frame[col]) else None
+            if declared == "date" and fmt is None:
+                raise DataError(f"column {col!r} is declared a date, but its values are not dates in one "
+                                "format (e.g. 2024-03-01, 01/03/2024, 2024-03-01 14:30:00)")
+            if fmt is not None:
+                formats[col] = fmt
+                if declared == "date":
+                    types[col] = "numeric" if has_time(fmt) else "integer"
+    if not formats:
+        return frame, (types or None), {}
+    frame = frame.copy()
+    for col, fmt in formats.items():
+        frame[col] = days_as_text(frame[col], fmt)
+    return frame, (types or None), formats
+
+
+def with_date_formats(schema: Schema, formats: dict) -> Schema:
+    from dataclasses import replace
+
+    columns = [replace(c, date_format=formats[c.name], decimals=None if c.kind == "integer" else c.decimals)
+               if c.name in formats and c.kind in ("numeric", "integer") else c for c in schema.columns]
+    return replace(schema, columns=columns)
+
+
 def dataset_from_frame(frame: pd.DataFrame, *, name: str = "table", target: str | None = None,
                        schema: Schema | None = None, types: dict | None = None,
                        bounds: dict | None = None, categories: dict | None = None, nullable: dict | None = None,
@@ -243,6 +285,8 @@ def dataset_from_frame(frame: pd.DataFrame, *, name: str = "table", target: str 
     if undeclared not in UNDECLARED_MODES:
         raise InvalidParameter(f"undeclared must be one of {UNDECLARED_MODES}, got {undeclared!r}")
     check_shape(*frame.shape, max_rows=max_rows, max_columns=max_columns)
+    frame, types, date_formats = dates_as_numbers(frame, schema=schema, types=types, bounds=bounds,
+                                                  categories=categories, target=target)
     if schema is not None:
         target = schema.target if target is None else target
         if target != schema.target:
@@ -254,6 +298,8 @@ def dataset_from_frame(frame: pd.DataFrame, *, name: str = "table", target: str 
     if schema is None:
         schema = infer_schema(frame, target=target, types=types, bounds=bounds, categories=categories,
                               nullable=nullable, max_levels=max_levels)
+        if date_formats:
+            schema = with_date_formats(schema, date_formats)
     row_ids = row_digests(frame)  # each row's identity for a keyed split (before columns are narrowed)
     frame = frame[[c for c in schema.names if c in frame.columns]]
     records = []

@@ -123,15 +123,25 @@ class Dataset:
             meta={**self.meta, "synthetic": True},
         )
 
-    def to_frame(self):
+    def to_frame(self, as_written: bool = False):
         """Rows in the original columns, types and category names (pandas DataFrame).
 
-        Images come back as one column per pixel plus the label column.
+        Dates are day numbers (what the evaluation compares) unless `as_written`: then they are text
+        in the file's own format, as exports and previews show them. Images come back as one column
+        per pixel plus the label column.
         """
         import pandas as pd
 
         if self.encoder is not None:
-            return self.encoder.decode(self.features, self.labels)
+            frame = self.encoder.decode(self.features, self.labels)
+            if as_written and self.schema is not None:
+                from dpcore.data.dates import from_days
+
+                for c in self.schema.columns:
+                    if c.date_format and c.name in frame.columns:
+                        frame[c.name] = from_days(frame[c.name].to_numpy(dtype=float, na_value=float("nan")),
+                                                  c.date_format)
+            return frame
         cols = {f"px{i}": self.features[:, i] for i in range(self.n_features)}
         frame = pd.DataFrame(cols)
         if self.labels is not None:

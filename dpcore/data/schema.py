@@ -58,6 +58,9 @@ class ColumnSpec:
     nullable: bool = False
     origin: str = "declared"
     decimals: int | None = None
+    # dates and times (dpcore.data.dates): a numeric/integer column of days since 1970-01-01, written
+    # back in this format (one of dates.FORMATS; None = not a date column)
+    date_format: str | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -75,6 +78,12 @@ class ColumnSpec:
                                           or not 0 <= self.decimals <= MAX_DECIMALS):
             raise InvalidParameter(f"decimals of column {self.name!r} must be an integer in [0, {MAX_DECIMALS}], "
                                    f"got {self.decimals!r}")
+        if self.date_format is not None:
+            from dpcore.data.dates import FORMATS
+
+            if self.date_format not in FORMATS or self.kind not in ("numeric", "integer"):
+                raise InvalidParameter(f"date_format of column {self.name!r} must be one of {FORMATS} on a "
+                                       f"numeric or integer column, got {self.date_format!r} ({self.kind})")
         if self.categories is not None:
             self.categories = list(self.categories)
             if len({category_key(c) for c in self.categories}) != len(self.categories):

@@ -82,7 +82,7 @@ def csv_bytes(data: Dataset, raw: bool = False) -> bytes:
     """Rows as CSV in the original columns. By default formula-like text cells and column names are
     neutralised (CSV injection: synthetic text comes from private data and may hold `=HYPERLINK(…)`);
     raw=True keeps them verbatim."""
-    frame = data.to_frame()
+    frame = data.to_frame(as_written=True)
     if not raw:
         frame = frame.rename(columns=lambda c: neutralise_cell(str(c)))
         for col in frame.columns:

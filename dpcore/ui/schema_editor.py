@@ -3,8 +3,9 @@
 Why a module of its own: what the editor shows (a kind per column, bounds, categories, a note where
 inference had a problem) and what the user's edits declare (kinds, public bounds and categories,
 dropped columns) are pure functions of a table, testable without a browser; the page only draws.
-A column inference cannot type (a date, a free-text field, too many levels) is a note on its row
-with "drop" proposed, never an error that hides the editor.
+A column of dates is kind "date" (dpcore.data.dates) with its range in the note; a column inference
+cannot type (a free-text field, too many levels) is a note on its row with "drop" proposed, never
+an error that hides the editor.
 """
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from dpcore.data.schema import KINDS
 from dpcore.errors import DPCoreError
 
 DROP = "drop"
-EDITOR_KINDS = (*KINDS, DROP)
+DATE = "date"
+EDITOR_KINDS = (*KINDS, DATE, DROP)
 CONTINUOUS = ("numeric", "integer")
 MAX_TARGET_CLASSES = 50
 
@@ -46,8 +48,18 @@ def schema_rows(frame: pd.DataFrame, target: str | None) -> pd.DataFrame:
     an empty bound shows blank, not "None")."""
     from dpcore.data import infer_schema
 
+    from dpcore.data.dates import date_format, from_days, to_days
+
     rows = []
     for name in frame.columns:
+        fmt = date_format(frame[name]) if name != target else None
+        if fmt is not None:
+            days = to_days(frame[name], fmt)
+            first, last = from_days([float(pd.Series(days).min()), float(pd.Series(days).max())], fmt)
+            rows.append({"column": name, "kind": DATE, "lower": None, "upper": None, "categories": "",
+                         "public": False, "note": f"dates ({fmt}), {first} to {last} in the rows: learnt as "
+                                                  "day numbers, written back as dates"})
+            continue
         try:
             spec = infer_schema(frame[[name]], target=name if name == target else None).columns[0]
         except DPCoreError as exc:
@@ -82,6 +94,10 @@ def declared_from_edits(inferred: pd.DataFrame, edited: pd.DataFrame, target: st
             continue
         public = bool(r.get("public")) and not pd.isna(r.get("public"))
         continuous = kind in CONTINUOUS and name != target
+        if kind == DATE:  # bounds of dates: from the rows, or DP-estimated (declaring the kind)
+            if kind != guessed[name] or dp_bounds:
+                types[name] = DATE
+            continue
         if kind != guessed[name] or public or (dp_bounds and continuous):
             types[name] = kind
         if not public:

@@ -1,4 +1,4 @@
-"""A data owner's upload under AppTest: a date column is a note (not a stop), the chosen table
+"""A data owner's upload under AppTest: a date column is a date (not a stop), the chosen table
 survives a reload through the address, a gone table is refused (never swapped for the demo data),
 and bad files are named by the user's file name."""
 from __future__ import annotations
@@ -39,7 +39,7 @@ def _upload(at, name: str, data: bytes):
     at.file_uploader(key="data.upload").set_value((name, data, "text/csv")).run()
 
 
-def test_a_date_column_is_proposed_for_dropping_and_the_table_survives_a_reload(runs_dir):
+def test_a_date_column_is_a_date_and_the_table_survives_a_reload(runs_dir):
     at = _app(dataset="digits")
     _upload(at, "patients.csv", _csv())
     assert not at.exception and not at.error, [e.value for e in at.error]
@@ -47,7 +47,10 @@ def test_a_date_column_is_proposed_for_dropping_and_the_table_survives_a_reload(
     at.button(key="data.use_csv").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     choice = at.session_state["dpcore.data"]
-    assert choice["drop"] == ["admit_date"] and choice["name"] == "patients.csv"
+    assert "drop" not in choice and choice["name"] == "patients.csv"
+    # the date column is a date: learnt as day numbers, shown as written in the file
+    previews = [d.value for d in at.dataframe if "admit_date" in d.value.columns and "age" in d.value.columns]
+    assert previews and all(str(v)[:4] in ("2023", "2024", "2025") for v in previews[-1]["admit_date"])
     assert html.unescape(at.subheader[0].value) == "Active dataset: patients.csv"
     token = at.query_params["table"][0] if isinstance(at.query_params["table"], list) else at.query_params["table"]
     assert "dataset" not in at.query_params and token not in choice["csv"]

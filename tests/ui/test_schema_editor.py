@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from dpcore.errors import DPCoreError
-from dpcore.ui.schema_editor import DROP, declared_from_edits, guess_target, schema_rows, target_problem
+from dpcore.ui.schema_editor import DATE, DROP, declared_from_edits, guess_target, schema_rows, target_problem
 
 
 def _frame(n=300):
@@ -22,9 +22,12 @@ def _frame(n=300):
 
 
 def test_a_column_inference_refuses_is_a_note_with_drop_proposed_not_an_error():
-    rows = schema_rows(_frame(), "target")
+    frame = _frame().assign(note=[f"free text {i}" for i in range(300)])
+    rows = schema_rows(frame, "target")
+    text = rows.set_index("column").loc["note"]
+    assert text["kind"] == DROP and "300 distinct values" in text["note"]
     date = rows.set_index("column").loc["admit_date"]
-    assert date["kind"] == DROP and "300 distinct values" in date["note"]
+    assert date["kind"] == DATE and "2024-01-01 to 2024-10-26" in date["note"]
     assert rows.set_index("column").loc["age", "kind"] == "integer"
     # typed columns: an empty bound is a blank number (NaN), never the text "None"
     assert rows["lower"].dtype == "float64" and pd.isna(rows.set_index("column").loc["region", "lower"])
@@ -39,6 +42,8 @@ def test_edits_declare_kinds_bounds_categories_and_dropped_columns():
     edited.loc[at, ["public", "lower", "upper"]] = [True, 0.0, 120.0]
     at = edited.index[edited["column"] == "region"][0]
     edited.loc[at, ["public", "categories"]] = [True, "n, s, e"]
+    at = edited.index[edited["column"] == "admit_date"][0]
+    edited.loc[at, "kind"] = DROP
     out = declared_from_edits(rows, edited, "target", dp_bounds=False)
     assert out["drop"] == ["admit_date"]
     assert out["bounds"] == {"age": [0.0, 120.0]}
@@ -66,6 +71,19 @@ def test_bad_edits_are_one_line_errors_naming_the_column(edit, message):
     with pytest.raises(DPCoreError, match=message) as exc:
         declared_from_edits(rows, edited, "target", dp_bounds=False)
     assert edit["column"] in str(exc.value) and "\n" not in str(exc.value)
+
+
+def test_a_date_column_declared_for_dp_bounds_is_read_back_as_dates():
+    frame = _frame()
+    rows = schema_rows(frame, "target")
+    out = declared_from_edits(rows, rows.copy(), "target", dp_bounds=True)
+    assert out["types"]["admit_date"] == DATE
+    from dpcore.data.csv import dataset_from_frame
+
+    ds = dataset_from_frame(frame, target="target", types=out["types"])
+    spec = ds.schema.column("admit_date")
+    assert spec.date_format == "%Y-%m-%d" and spec.kind == "integer"
+    assert list(ds.to_frame(as_written=True)["admit_date"][:3]) == list(frame["admit_date"][:3])
 
 
 def test_dropping_every_feature_is_refused():
