@@ -146,7 +146,8 @@ class MarginalSynthesizer(BaseSynthesizer):
         if n == 0:
             codes = {a: np.zeros(0, np.int64) for a in self.disc.names}
         else:
-            codes = expand(_draw(self.model, n, int(rng.integers(2 ** 32))), self.merged, rng)
+            atoms = {a: self.disc.atom_mask(a) for a in self.merged}
+            codes = expand(_draw(self.model, n, int(rng.integers(2 ** 32))), self.merged, rng, atoms)
         feats, labels = self.disc.decode(codes, n, rng, self.config.numeric_decode)
         return self.template.with_features(feats, labels)
 
@@ -247,13 +248,27 @@ def compressed_shape(disc: Discretizer, merged: dict[str, list[int]]) -> list[in
     return [max(merged[a.name]) + 1 if a.name in merged else a.size for a in disc.attrs]
 
 
-def expand(codes: dict[str, np.ndarray], merged: dict[str, list[int]], rng: np.random.Generator
-           ) -> dict[str, np.ndarray]:
+def expand(codes: dict[str, np.ndarray], merged: dict[str, list[int]], rng: np.random.Generator,
+           atoms: dict[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
     """Compressed codes → original levels: a code of several levels becomes one of them drawn
-    uniformly (the MST paper's reverse mapping; public randomness)."""
+    uniformly (the MST paper's reverse mapping; public randomness). An atom (a point mass,
+    `atoms[name]` marks its levels) merged with bins is not drawn: a width-zero level the noise could
+    not tell apart from its neighbours would otherwise get a whole bin's share of exact values."""
     out = dict(codes)
     for name, mapping in merged.items():
         mapping = np.asarray(mapping, np.int64)
+        mask = (atoms or {}).get(name)
+        if mask is not None and mask.any():  # atoms sort after every bin of their code: never picked
+            groups = np.bincount(mapping, weights=(~mask).astype(float), minlength=int(mapping.max()) + 1)
+            drop = mask & (groups[mapping] > 0)
+            key = mapping * 2 + drop
+            order = np.argsort(key, kind="stable")
+            starts = np.searchsorted(key[order], np.arange(int(mapping.max()) + 1) * 2)
+            sizes = np.bincount(mapping[~drop], minlength=int(mapping.max()) + 1)
+            c = np.asarray(codes[name], np.int64)
+            pick = starts[c] + np.floor(rng.random(c.size) * sizes[c]).astype(np.int64)
+            out[name] = order[pick]
+            continue
         order = np.argsort(mapping, kind="stable")  # levels grouped by code
         starts = np.searchsorted(mapping[order], np.arange(int(mapping.max()) + 1))
         sizes = np.bincount(mapping, minlength=int(mapping.max()) + 1)

@@ -14,8 +14,11 @@ One attribute per encoder block, plus the target:
   0.057 1-way TVD, one level per year 0.012);
 - boolean value, missing indicator → 2 levels; one-hot block → one level per category;
 - target → one level per class.
-Decoding: numeric bins give a value uniform within the bin (or its midpoint); integers and the
-declared precision are restored by the TabularEncoder (rounding, clipping to the bounds).
+Numeric bins also get one level per atom (`atoms_of`: the bounds, and zero inside them), so point
+masses — 25 % of incomes exactly 0, amounts at a cap — are measured and generated exactly.
+Decoding: numeric bins give a value uniform within the bin (or its midpoint), atoms their exact
+value; integers and the declared precision are restored by the TabularEncoder (rounding, clipping
+to the bounds).
 """
 from __future__ import annotations
 
@@ -30,15 +33,55 @@ DECODE_MODES = ("uniform", "midpoint")
 LABEL = "__target"
 
 
+ATOM_TOLERANCE = 2e-7   # a few float32 steps near 1: an encoded value this close to an atom is on it
+
+
 @dataclass(frozen=True)
 class Attr:
-    """One discrete attribute: `kind` in bins/int/bool/onehot/label, columns [start, stop)."""
+    """One discrete attribute: `kind` in bins/int/bool/onehot/label, columns [start, stop).
+
+    atoms (bins only): encoded positions in [0, 1] that get a level of their own — the column's
+    bounds and, inside them, zero — so a value written exactly there (an income of 0, a capped
+    amount) is measured and generated exactly, not smeared over its bin. They are functions of the
+    public bounds alone; each atom's share is measured under the model's budget like any level.
+    """
 
     name: str
     kind: str
     size: int
     start: int = 0
     stop: int = 0
+    atoms: tuple = ()
+
+    @property
+    def bins(self) -> int:
+        return self.size - len(self.atoms)
+
+    def levels(self) -> tuple[np.ndarray, np.ndarray]:
+        """(level of each bin, level of each atom): bins and atoms in the order of their positions
+        (an atom before the bin it sits in), so ordered merging keeps neighbours together."""
+        keys = [((b + 0.5) / self.bins, 1, b) for b in range(self.bins)] + \
+               [(a, 0, self.bins + j) for j, a in enumerate(self.atoms)]
+        rank = np.empty(self.size, np.int64)
+        rank[[k[2] for k in sorted(keys)]] = np.arange(self.size)
+        return rank[:self.bins], rank[self.bins:]
+
+    def atom_levels(self) -> np.ndarray:
+        """A mask over the levels: True where the level is an atom."""
+        mask = np.zeros(self.size, bool)
+        if self.atoms:
+            mask[self.levels()[1]] = True
+        return mask
+
+
+def atoms_of(spec) -> tuple:
+    """Encoded positions of a numeric column's atoms: its lower and upper bounds, and zero when it
+    lies strictly inside them (all public: functions of the declared or released bounds)."""
+    lo, hi = float(spec.lower), float(spec.upper)
+    atoms = [0.0, 1.0]
+    if lo < 0.0 < hi:
+        atoms.insert(1, (0.0 - lo) / (hi - lo))
+    return tuple(atoms)
 
 
 class Discretizer:
@@ -68,7 +111,8 @@ class Discretizer:
                   and spec.upper - spec.lower + 1 <= bins):
                 attrs.append(Attr(name, "int", int(spec.upper - spec.lower) + 1, b.start, b.stop))
             else:
-                attrs.append(Attr(name, "bins", int(bins), b.start, b.stop))
+                atoms = atoms_of(spec)
+                attrs.append(Attr(name, "bins", int(bins) + len(atoms), b.start, b.stop, atoms))
         if data.labels is not None:
             attrs.append(Attr(LABEL, "label", int(data.n_classes)))
         if data.n_features != enc.n_features:
@@ -99,7 +143,13 @@ class Discretizer:
             elif a.kind == "int":
                 out[a.name] = np.clip(np.round(v * (a.size - 1)), 0, a.size - 1).astype(np.int64)
             else:
-                out[a.name] = np.clip(np.floor(v * a.size), 0, a.size - 1).astype(np.int64)
+                code = np.clip(np.floor(v * a.bins), 0, a.bins - 1).astype(np.int64)
+                if a.atoms:
+                    bin_level, atom_level = a.levels()
+                    code = bin_level[code]
+                    for j, atom in enumerate(a.atoms):
+                        code[np.abs(v - atom) <= ATOM_TOLERANCE] = atom_level[j]
+                out[a.name] = code
         return out
 
     def decode(self, codes: dict[str, np.ndarray], n: int, rng: np.random.Generator,
@@ -119,22 +169,39 @@ class Discretizer:
                 X[:, a.start] = c / max(a.size - 1, 1)
             else:
                 u = rng.random(n) if mode == "uniform" else 0.5
-                X[:, a.start] = (c + u) / a.size
+                if not a.atoms:
+                    X[:, a.start] = (c + u) / a.size
+                    continue
+                bin_level, atom_level = a.levels()
+                value = np.empty(a.size)
+                value[bin_level] = np.arange(a.bins)
+                value[atom_level] = -1  # marks the atoms
+                b = value[c]
+                X[:, a.start] = (b + u) / a.bins
+                for j, atom in enumerate(a.atoms):
+                    X[c == atom_level[j], a.start] = atom
         return X, labels
 
+    def atom_mask(self, name: str) -> np.ndarray:
+        """Which levels of attribute `name` are atoms (all False for attributes without any)."""
+        return next(a for a in self.attrs if a.name == name).atom_levels()
+
     def to_list(self) -> list[dict]:
-        return [asdict(a) for a in self.attrs]
+        return [{**asdict(a), "atoms": list(a.atoms)} for a in self.attrs]
 
     @classmethod
     def from_list(cls, items, width: int, where: str) -> "Discretizer":
         try:
-            attrs = [Attr(str(d["name"]), str(d["kind"]), int(d["size"]), int(d["start"]), int(d["stop"]))
+            attrs = [Attr(str(d["name"]), str(d["kind"]), int(d["size"]), int(d["start"]), int(d["stop"]),
+                          tuple(float(x) for x in d.get("atoms") or ()))
                      for d in items]
-        except (TypeError, KeyError, ValueError):
+        except (TypeError, KeyError, ValueError, AttributeError):
             raise RunError(f"{where}: 'attributes' must be a list of attribute objects") from None
         for a in attrs:
             if a.kind not in ("bins", "int", "bool", "onehot", "label") or not 1 <= a.size <= 100_000 \
-                    or not 0 <= a.start <= a.stop <= width:
+                    or not 0 <= a.start <= a.stop <= width or len(a.atoms) > 3 \
+                    or (a.atoms and (a.kind != "bins" or a.bins < 1
+                                     or not all(0.0 <= x <= 1.0 for x in a.atoms))):
                 raise RunError(f"{where}: bad attribute {a.name[:40]!r}")
         return cls(attrs, width)
 
