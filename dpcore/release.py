@@ -44,15 +44,17 @@ def fmt(v) -> str:
     return html.escape(str(v))
 
 
-def params_table(params: dict[str, Any], per_row: int = 3) -> str:
-    """The run's settings as one compact grid (name | value, `per_row` pairs a row), not one row each."""
-    items = sorted(params.items())
-    head = "".join("<th>setting</th><th>value</th>" for _ in range(min(per_row, len(items))))
-    rows = []
-    for i in range(0, len(items), per_row):
-        cells = "".join(f"<td><code>{html.escape(str(k))}</code></td><td>{fmt(v)}</td>" for k, v in items[i:i + per_row])
-        rows.append(f"<tr>{cells}</tr>")
-    return f"<table class='params'><tr>{head}</tr>{''.join(rows)}</table>" if items else ""
+def settings_in_words(params: dict[str, Any], config_class=None) -> str:
+    """The run's settings for people: what each one is (the model's own declaration) and its value."""
+    helps = {}
+    if config_class is not None:
+        import dataclasses
+
+        helps = {f.name: f.metadata.get("help", "") for f in dataclasses.fields(config_class)}
+    rows = "".join(f"<tr><td>{html.escape(helps.get(k) or k)}</td><td><code>{html.escape(str(k))}</code></td>"
+                   f"<td class='num'>{cell(v) if isinstance(v, float) else fmt(v)}</td></tr>"
+                   for k, v in sorted(params.items(), key=lambda kv: (not helps.get(kv[0]), kv[0])))
+    return f"<table><tr><th>setting</th><th>name</th><th>value</th></tr>{rows}</table>" if params else ""
 
 
 def utility_table(result) -> str:
@@ -89,7 +91,8 @@ def synthetic_rows_section(data, name: str) -> str:
     link = base64.b64encode(csv_bytes(data)).decode()
     fname = html.escape(f"{name}-synthetic-{data.n}.csv", quote=True)
     return (f"<p><a download='{fname}' href='data:text/csv;base64,{link}'>Download the {data.n:,} synthetic rows "
-            f"(CSV)</a> — first {min(TABLE_ROWS, data.n)} below.</p>" + rows_table(data.to_frame(as_written=True)))
+            f"(CSV)</a> — first {min(TABLE_ROWS, data.n)} below.</p>"
+            + rows_table(data.to_frame(as_written=True), schema=getattr(data, "schema", None)))
 
 
 def summary_list(items: Sequence[tuple[str, str]]) -> str:
@@ -129,12 +132,38 @@ def numbers_table(numbers: dict[str, Any]) -> str:
                                for k, v in numbers.items()) + "</table>"
 
 
-def rows_table(frame, max_rows: int = TABLE_ROWS) -> str:
-    """The first rows of a DataFrame as an escaped HTML table (column names and values are data)."""
+def cell(v, decimals: int | None = None) -> str:
+    """A table value for people: a column's own precision, whole numbers whole, never 1.728e+04."""
+    import numpy as np
+
+    if isinstance(v, (float, np.floating)) and math.isfinite(float(v)):
+        v = float(v)
+        if decimals is not None:
+            return f"{v:.{decimals}f}"
+        if v.is_integer() and abs(v) < 1e15:
+            return str(int(v))
+        return np.format_float_positional(v, precision=6, unique=True, fractional=False, trim="-")
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return ""
+    return fmt(v)
+
+
+def rows_table(frame, max_rows: int = TABLE_ROWS, schema=None) -> str:
+    """The first rows of a DataFrame as an escaped HTML table (column names and values are data);
+    numbers in their column's declared precision when `schema` gives one."""
+    decimals = {}
+    if schema is not None:
+        decimals = {c.name: c.decimals for c in schema.columns if getattr(c, "decimals", None) is not None}
+    places = [decimals.get(c) for c in frame.columns]
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in frame.columns)
-    body = "".join("<tr>" + "".join(f"<td>{fmt(v)}</td>" for v in row) + "</tr>"
+    body = "".join("<tr>" + "".join(f"<td>{cell(v, d)}</td>" for v, d in zip(row, places)) + "</tr>"
                    for row in frame.head(max_rows).itertuples(index=False))
     return f"<table><tr>{head}</tr>{body}</table>"
+
+
+def folded(summary: str, content: str) -> str:
+    """Detail a reader opens when they want it (a 19-row ledger does not push the point off-screen)."""
+    return f"<details><summary>{html.escape(summary)}</summary>{content}</details>"
 
 
 SCHEMA_DEPENDENT = ("synthetic_rows", "model_weights")  # carry the schema's categories and ranges
@@ -234,7 +263,11 @@ def settings_section(bundle) -> tuple[str, str]:
     for name in getattr(type(getattr(bundle, "model", None)), "size_auto_fields", ()):
         if params.get(name) is None and getattr(trained, name, None) is not None:
             params[name] = f"auto → {getattr(trained, name)} from ñ"
-    return ("Settings", params_table(params))
+    config_class = type(getattr(getattr(bundle, "model", None), "config", None))
+    if not hasattr(config_class, "__dataclass_fields__"):
+        config_class = None
+    return ("Settings", folded(f"The {len(params)} settings this model was trained with",
+                               settings_in_words(params, config_class)))
 
 
 def summary_items(bundle, *, n_synthetic: int) -> list[tuple[str, str]]:
@@ -244,8 +277,20 @@ def summary_items(bundle, *, n_synthetic: int) -> list[tuple[str, str]]:
     eps = ("∞ (not private)" if not bundle.private or math.isinf(s.epsilon) else
            f"{s.epsilon:.3g} with δ = {s.delta:.1e}, from the accountant over the privacy ledger")
     return [("Model", f"{model} ({s.model})"), ("Data", f"{s.dataset}; {n_synthetic:,} synthetic rows in this file"),
-            ("ε", eps), ("What ε covers", coverage_sentence(bundle.private, bundle.seeded_noise,
-                                                             preprocessing_private(bundle)))]
+            ("ε", eps), ("What ε covers", short_coverage(bundle.private, bundle.seeded_noise,
+                                                          preprocessing_private(bundle)))]
+
+
+def short_coverage(private: bool, seeded_noise: bool = False, preprocessing_private: bool = True) -> str:
+    """What ε covers in three short sentences (the full catalogue is further down the page)."""
+    if seeded_noise or not private:
+        return coverage_sentence(private, seeded_noise, preprocessing_private)
+    first = ("Covered: the synthetic rows, the model and these numbers." if preprocessing_private else
+             "Covered: the training itself; but the column ranges and categories were read from the "
+             "private rows, which ε does not cover.")
+    return (f"{first} Not in this file: scores against real rows and attack results (the data owner's "
+            "private report). Adding or removing any one person changes what is here only a little, "
+            "by at most the factor e^ε (plus a chance δ).")
 
 
 def _ledger_sections(bundle) -> list[tuple[str, Any]]:
@@ -264,7 +309,8 @@ def _ledger_sections(bundle) -> list[tuple[str, Any]]:
 
     bounds = figures.mia_tradeoff_figure([], bound_curves(ledger, bundle.delta))
     bounds.update_layout(title="What the guarantee allows an attacker (no attack data in this file)")
-    return [("Privacy ledger", rows_table(pd.DataFrame(table), max_rows=len(table))),
+    return [("Privacy ledger", folded(f"Every noisy step of the training ({len(table)} ledger records)",
+                                      rows_table(pd.DataFrame(table), max_rows=len(table)))),
             ("Privacy budget by mechanism", figures.budget_share_figure(ledger, bundle.delta)),
             ("Accounting comparison", figures.composition_figure(ledger, bundle.delta)),
             ("Trade-off bounds from the ledger (dotted: approximation, not a bound)", bounds)]

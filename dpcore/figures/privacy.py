@@ -26,6 +26,7 @@ def budget_share_figure(ledger, delta: float):
     from dpcore.privacy.budget import budget_share
 
     rows, eps, order = budget_share(ledger, delta)
+    rows = _grouped(rows)
     fig = go.Figure(go.Bar(
         x=[r["share"] for r in rows], y=[r["name"] for r in rows], orientation="h",
         text=[f"{r['share']:.0%}" for r in rows], textposition="auto",
@@ -38,6 +39,21 @@ def budget_share_figure(ledger, delta: float):
                       margin=dict(l=10, r=10, t=50, b=10))
     return fig
 
+
+
+def _grouped(rows: list[dict]) -> list[dict]:
+    """One bar per mechanism name: AIM's 19 measurements share a name, and bars on one category
+    drew on top of each other with their labels ("6 % 6 % 6 % …") overlapping."""
+    out: dict[str, dict] = {}
+    for r in rows:
+        g = out.setdefault(r["name"], {**r, "share": 0.0, "steps": 0, "count": 0})
+        g["share"] += r["share"]
+        g["steps"] += int(r.get("steps") or 0)
+        g["count"] += 1
+    for g in out.values():
+        if g["count"] > 1:
+            g["name"] = f"{g['name']} (×{g['count']})"
+    return list(out.values())
 
 
 def composition_figure(ledger, delta: float, rows: list[dict] | None = None):

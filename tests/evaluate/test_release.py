@@ -112,9 +112,10 @@ def test_private_report_opens_with_a_summary_then_the_details(table_run):
     assert h2[:2] == ["Summary", "Details"], h2
     summary = text[text.index("<h2>Summary"):text.index("<h2>Details")]
     for part in ("Model:", "Data:", "ε:", "What ε covers:", "Utility:", "real held-out rows",
-                 "Strongest membership attack:", "AUC", coverage.covered()[0].label):
+                 "Strongest membership attack:", "AUC", "Covered: "):
         assert part in summary, part
-    assert "param:" not in text and text.count("class='params'") == 1  # one compact settings grid
+    assert coverage.covered()[0].label in text  # the full catalogue, further down
+    assert "param:" not in text and text.count("<th>setting</th><th>name</th><th>value</th>") == 1
     utility = text[text.index("<h2>Utility"):].split("<h2>")[1]
     assert "(synthetic → real)</th>" in utility and "plotly-graph-div" not in utility  # an HTML table
     assert '"automargin":true' in text  # axis labels are never clipped
@@ -226,3 +227,38 @@ def test_seeded_noise_and_non_private_releases_say_so_in_the_badge(uncovered_run
     run = uncovered_runs[which]
     kind, badge = _badge(run_report(run.path, bundle=load_bundle(run.path, n_samples=10)))
     assert kind == "partial" and GREEN not in badge and words in badge, badge
+
+
+def test_the_shareable_release_reads_for_people(table_run):
+    """Numbers in the column's precision (never 1.728e+04), settings in words, the ledger folded,
+    one bar per mechanism, and what ε covers in three short sentences."""
+    from dpcore.report import load_bundle, run_report
+
+    text = run_report(table_run.path, bundle=load_bundle(table_run.path))
+    rows = text[text.index("<h2>Synthetic rows"):].split("<h2>")[1]
+    cells = re.findall(r"<td>([^<]*)</td>", rows)
+    assert cells and not any(re.search(r"\de[+-]\d", c) for c in cells), cells[:12]
+    incomes = cells[1::3]
+    assert all(re.fullmatch(r"\d+\.\d\d", c) for c in incomes if c), incomes[:5]  # cents, as written
+    assert "<details><summary>Every noisy step of the training" in text
+    assert "<details><summary>The " in text and "settings this model was trained with" in text
+    import dataclasses
+    import html
+
+    from dpcore.models import config_class
+
+    helps = [f.metadata["help"] for f in dataclasses.fields(config_class("p3gm")) if f.metadata.get("help")]
+    assert sum(html.escape(h) in text for h in helps) >= len(helps) - 2  # each setting says what it is
+    summary = text[text.index("<h2>Summary"):text.index("<h2>Details")]
+    covers = summary[summary.index("What ε covers:"):]
+    assert covers.count(". ") <= 3 and "Adding or removing any one person" in covers
+
+
+def test_budget_bars_are_one_per_mechanism():
+    from dpcore.figures.privacy import _grouped
+
+    rows = [{"name": "aim: marginals", "share": 0.1, "steps": 1}] * 9 + [{"name": "dataset-size", "share": 0.1,
+                                                                           "steps": 1}]
+    out = _grouped(rows)
+    assert [r["name"] for r in out] == ["aim: marginals (×9)", "dataset-size"]
+    assert out[0]["share"] == pytest.approx(0.9) and out[0]["steps"] == 9
