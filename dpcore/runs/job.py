@@ -8,14 +8,11 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
 from dpcore.errors import DPCoreError, InvalidParameter
 from dpcore.runs.runner import EventFn, train_run
 from dpcore.runs.store import Run, RunConfig
-
-if TYPE_CHECKING:
-    from dpcore.runs.jobs import JobHandle
 
 BACKENDS = ("auto", "ray", "in-process")
 NOTHING_TO_DO = "every run was finished already: nothing trained"
@@ -65,7 +62,7 @@ class Job:
     backend: str = "in-process"
     address: str | None = None
     num_cpus: int | None = None
-    finish: Callable[[JobHandle], object] | None = None
+    finish: Callable[[object], object] | None = None  # called with the JobHandle
     on_event: EventFn | None = None
 
     def __post_init__(self) -> None:

@@ -48,8 +48,8 @@ class JobHandle:
     """A job running (or run): `.progress()`, `.snapshot()`, `.status`, `.error`, `.stop()`,
     `.events(since)` (the live training's events), `.runs`, `.results`, `.summary`, `.join()`.
 
-    `start()` runs it in a background thread; `run_here()` runs it in this thread and re-raises its error (the CLI
-    and `run_sweep`). `on_progress(snapshot)` hears each finished (or skipped) training."""
+    `start()` runs it in a background thread; `run_here()` runs it in this thread and re-raises its
+    error (the CLI, `run_sweep`). `on_progress(snapshot)` hears each finished (or skipped) training."""
 
     def __init__(self, job: Job, *, stop: threading.Event | None = None,
                  on_progress: Callable[[dict], None] | None = None):
@@ -64,7 +64,7 @@ class JobHandle:
         self.current: Run | None = None
         self.summary = None
         self.backend, self.note = "in-process", None
-        self.started, self._t0, self._f0 = time.time(), None, 0.0
+        self.started, self.finished, self._t0, self._f0 = time.time(), None, None, 0.0
         self._active: int | None = None
         self._stage: dict[int, tuple[str, int, str]] = {}  # index → (stage, messages, last message)
         self._raised: BaseException | None = None
@@ -169,7 +169,8 @@ class JobHandle:
             skipped = sum(bool(r.get("skipped")) for r in done)
             count = [f"{len(done)} of {len(ts)} runs finished" + (f" ({skipped} already done)" if skipped else "")]
         if self.status not in ("pending", "running"):
-            end = (f"{self.job.title} ready ({time.time() - self.started:.0f} s)" if self.status == "done"
+            took = (self.finished or time.time()) - self.started
+            end = (f"{self.job.title} ready ({took:.0f} s)" if self.status == "done"
                    else f"{self.job.title} {self.status}")
             return " · ".join([end] + count), f
         left = self.seconds_left()
@@ -196,7 +197,7 @@ class JobHandle:
         snap = {k: v for k, v in self.snapshot().items() if k != "last"}
         return {"kind": self.job.kind, "key": self.job.key, "title": self.job.title, "root": self.job.root,
                 "status": self.status, "error": self.error, "backend": self.backend, "note": self.note,
-                "started": self.started, "progress": snap,
+                "started": self.started, "finished": self.finished, "progress": snap,
                 "trainings": [{"run": t.name, "label": t.label, "point": t.point, "model": t.config.model,
                                "result": r} for t, r in zip(ts, self.results)]}
 
@@ -221,9 +222,9 @@ class JobHandle:
                 self._here(todo)
             if self.job.finish is not None:
                 self.summary = self.job.finish(self)
-            self.status = self._final()
+            self.finished, self.status = time.time(), self._final()
         except BaseException as exc:  # noqa: BLE001 - reported through .status/.error (raised by run_here())
-            self.status, self.error, self._raised = "failed", one_line(exc), exc
+            self.finished, self.status, self.error, self._raised = time.time(), "failed", one_line(exc), exc
 
     def _final(self) -> str:
         if self.error is not None and not self.job.keep_going:
@@ -291,7 +292,12 @@ class JobHandle:
 
         def done(k: int, result: dict | None, error: str | None) -> None:
             t = self.trainings[todo[k]]
-            self._done(todo[k], result if error is None else failed(t, error))
+            result = result if error is None else failed(t, error)
+            try:
+                self.runs.append(Run(Path(self.job.root) / str(result["run"])))
+            except DPCoreError:  # a point that made no folder (refused, or its worker lost)
+                pass
+            self._done(todo[k], result)
 
         items = [(self.trainings[i], self.job.root) for i in todo]
         pool.run(remote_training, items, done, self._stop,

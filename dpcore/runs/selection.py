@@ -45,6 +45,7 @@ from dpcore.privacy.accountants.selection import (
     draw_trials,
     expected_trials,
 )
+from dpcore.runs.jobs import JobHandle
 from dpcore.runs.sweep import (
     SWEEPS_DIR,
     SweepSpec,
@@ -129,8 +130,6 @@ def select_private(spec: SweepSpec, root, *, distribution: str = NEGATIVE_BINOMI
     for i, idx in enumerate(plan["points"]):
         point, cfg = points[idx]  # a point drawn twice is two trials: a copy per trial
         named.append((point, dataclasses.replace(cfg, name=f"{spec.name}--trial{i + 1:03d}")))
-    from dpcore.runs.jobs import JobHandle
-
     job = points_job("selection-trials", root, named, spec.scores, backend=backend, address=address,
                      num_cpus=num_cpus, title=f"Selection {spec.name}")
     handle = JobHandle(job, stop=stop, on_progress=progress).run_here()

@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dpcore.errors import DPCoreError, InvalidParameter
+from dpcore.runs.job import BACKENDS, Job, Training
+from dpcore.runs.jobs import JobHandle
 
 SWEEPS_DIR = "_sweeps"
 SCORES = ("utility", "marginals", "mia")
@@ -267,8 +269,6 @@ def points_job(kind: str, root, named: list, scores=DEFAULT_SCORES, *, backend: 
                title: str = "Sweep", finish=None):
     """A job training and scoring `named` [(point, RunConfig)]: a point already scored is skipped,
     one trained but not scored is only scored, a failed one does not stop the others."""
-    from dpcore.runs.job import Job, Training
-
     scorer = functools.partial(score_point, scores=tuple(scores))
     trainings = [Training(cfg, point=point, after=scorer, resume=True) for point, cfg in named]
     root = str(root)
@@ -291,8 +291,6 @@ def sweep_job(spec: SweepSpec, root, *, backend: str = "auto", address: str | No
     """The grid sweep as a job: every point validated before it starts (one-line InvalidParameter),
     its summary saved to ROOT/_sweeps/NAME.json when it ends (`handle.summary`). Started twice,
     the same sweep is joined (its key is its name)."""
-    from dpcore.runs.job import BACKENDS
-
     if backend not in BACKENDS:
         raise InvalidParameter(f"backend must be one of {BACKENDS}, got {backend!r}")
     points = point_configs(spec)
@@ -320,8 +318,6 @@ def run_sweep(spec: SweepSpec, root, *, backend: str = "auto", address: str | No
     Everything is validated before the first run starts. `stop` halts the sweep (points not yet
     started are left for the next run; a point training in-process ends as "stopped").
     """
-    from dpcore.runs.jobs import JobHandle
-
     job = sweep_job(spec, root, backend=backend, address=address, num_cpus=num_cpus)
     return JobHandle(job, stop=stop, on_progress=progress).run_here().summary
 

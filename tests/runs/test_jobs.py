@@ -113,3 +113,32 @@ def test_what_a_sweep_varies_is_the_models_declaration(model):
     assert set(axes) <= fields  # never an axis the model does not have (encoder_share: P3GM's)
     assert ("encoder_share" in axes) == ("encoder_share" in fields and cls.private)
     assert (model in sweepable_models()) == (cls.private and "epsilon" in fields)
+
+
+def _imports(module: str) -> set[str]:
+    """Every dpcore module `module` imports, at the top or inside a function."""
+    import ast
+    import importlib.util
+
+    tree = ast.parse(open(importlib.util.find_spec(module).origin).read())
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("dpcore"):
+            out.add(node.module)
+            out.update(f"{node.module}.{a.name}" for a in node.names)
+        elif isinstance(node, ast.Import):
+            out.update(a.name for a in node.names if a.name.startswith("dpcore"))
+    return out
+
+
+def test_jobs_and_sweeps_import_nothing_above_them():
+    """No cycle sweep ↔ sweep_ray, none sweep → report → runs: the run layer reaches only down."""
+    layer = ("dpcore.runs.job", "dpcore.runs.jobs", "dpcore.runs.sweep", "dpcore.runs.sweep_ray",
+             "dpcore.runs.selection", "dpcore.runs.evaluation", "dpcore.runs.runner")
+    for module in layer:
+        above = {m for m in _imports(module) if m.startswith(("dpcore.report", "dpcore.ui", "dpcore.cli"))}
+        assert not above, (module, above)
+    assert not {m for m in _imports("dpcore.runs.sweep_ray") if m.startswith("dpcore.runs")}
+    for module in ("dpcore.runs.job", "dpcore.runs.jobs"):
+        assert not {m for m in _imports(module) if m.startswith(("dpcore.runs.sweep", "dpcore.runs.selection"))
+                    and m != "dpcore.runs.sweep_ray"}
