@@ -156,10 +156,9 @@ if (pruned := st.session_state.pop("runs.pruned", None)) is not None:
 st.subheader("ε sweep", divider="gray")
 st.caption("Train one model at several budgets, one after another in the background, on the active "
            f"dataset (**{ui.data_label()}**), then read off the privacy–utility trade-off.")
-from dpcore.models import MODELS  # noqa: E402
+from dpcore.runs.sweep import sweepable_models  # noqa: E402
 
-private_models = [m for m in MODELS if ui.model_info(m)["private"] and "epsilon" in
-                  {p.name for p in ui.config_fields(ui.model_info(m)["config_class"])}]
+private_models = sweepable_models()
 sweep = ui.sweep_state()
 sweep_busy = sweep is not None and sweep["handle"].is_alive()
 c1, c2 = st.columns([1, 2])
@@ -174,7 +173,7 @@ st.caption("Each run uses this model's settings from the **Train** page"
 if st.button("Start sweep", type="primary", icon=":material/play_arrow:", key="runs.sweep_start",
              disabled=sweep_busy or not grid):
     try:
-        from dpcore.runs import RunConfig, start_training
+        from dpcore.runs import RunConfig, jobs
 
         choice = ui.data_choice()
         data_cfg = {k: v for k, v in choice.items() if k in ui.data_config_fields()}
@@ -187,7 +186,7 @@ if st.button("Start sweep", type="primary", icon=":material/play_arrow:", key="r
         params = {"delta": ui.default_delta(train.n), **fitted}
         configs = [RunConfig(model=sweep_model, data=data_cfg, params={**params, "epsilon": float(e)})
                    for e in sorted(grid)]
-        handle = start_training(configs, ui.runs_root())
+        handle = jobs.start(jobs.trainings_job(configs, ui.runs_root(), kind="eps-sweep", title="ε sweep"))
         ui.set_sweep_state({"handle": handle, "n": len(configs), "started": time.time(), "scored": False})
         st.rerun()
     except DPCoreError as exc:
@@ -204,12 +203,8 @@ def sweep_panel() -> None:
     if sweep is None:
         return
     h = sweep["handle"]
-    done = len(h.runs)
-    last = h.latest
-    frac = (done + (last["step"] / max(1, last["total_steps"]) if last and h.is_alive() else 0)) / sweep["n"]
-    current = h.run.target_name if h.run is not None and h.is_alive() else None
-    st.progress(min(1.0, frac), text=f"{done} of {sweep['n']} runs finished"
-                + (f" · training {current}" if current else f" · {h.status}"))
+    text, frac = h.progress()
+    st.progress(frac, text=md(text))
     if h.status == "failed":
         st.error(f"The sweep stopped: {md(h.error)}", icon=":material/error:")
     if h.is_alive():

@@ -1,6 +1,6 @@
 """Benchmark: the Story on the app's default dataset, with no setting changed — the whole job.
 
-What the app's first start (and the Story button) does: `dpcore.ui.story_job.StoryJob` trains P3GM
+What the app's first start (and the Story button) does: the Story's job (`dpcore.ui.story_job`) trains P3GM
 at the size's default ε and PGM (the same pipeline without noise, ε = ∞) on the same rows, then
 scores each side: utility against the real reference, the attack ladder (best attack and its AUC)
 and the canary audit. Per side ("private", "nonprivate"): utility, reference, best attack, auc,
@@ -24,7 +24,8 @@ def measure(dataset: str | None, seed: int, root: str) -> dict:
     from dpcore.runs import RunConfig
     from dpcore.ui.defaults import default_data_choice
     from dpcore.ui.story import ROLES, side_numbers, story_checks, story_configs
-    from dpcore.ui.story_job import StoryJob
+    from dpcore.runs.jobs import JobHandle
+    from dpcore.ui.story_job import story_job
 
     choice = default_data_choice(dataset)
     train, _ = RunConfig(model="pgm", data=choice).data.load()
@@ -32,7 +33,7 @@ def measure(dataset: str | None, seed: int, root: str) -> dict:
            "load_before": round(os.getloadavg()[0], 2)}
     configs = story_configs(choice, train.n, seed=seed)
     wall, cpu = time.perf_counter(), time.process_time()
-    job = StoryJob(configs, root).start()
+    job = JobHandle(story_job(configs, root)).start()
     job.join()
     out["seconds"], out["cpu_seconds"] = round(time.perf_counter() - wall, 1), round(time.process_time() - cpu, 1)
     out["load_after"] = round(os.getloadavg()[0], 2)
@@ -41,7 +42,7 @@ def measure(dataset: str | None, seed: int, root: str) -> dict:
         out["ok"] = False
         return out
     sides = {}
-    for role, run in zip(ROLES, job.runs):
+    for role, run, result in zip(ROLES, job.runs, job.results):
         s = side_numbers(load_evaluation(run.path), run.epsilon)
         sides[role] = s
         au = s["audit"] or {}
@@ -49,8 +50,8 @@ def measure(dataset: str | None, seed: int, root: str) -> dict:
                      "best_attack": s["best"], "auc": s["auc"], "canary_auc": au.get("auc"),
                      "canary_top_in": f"{au.get('top_in')}/{au.get('k')}",
                      "audit_epsilon_lower_bound": au.get("epsilon_lower_bound"),
-                     "seconds": round(sum(job.seconds[role].values()), 1),
-                     "train_seconds": round(job.seconds[role].get("train", 0.0), 1)}
+                     "seconds": round(sum(result["seconds"].values()), 1),
+                     "train_seconds": round(result["seconds"].get("train", 0.0), 1)}
     out["problems"] = story_checks(sides["private"], sides["nonprivate"])
     out["ok"] = not out["problems"]
     return out

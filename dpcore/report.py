@@ -9,127 +9,25 @@ and builds the run's two HTML exports through `dpcore.release` (shareable and pr
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from datetime import datetime
-from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 
-EVAL_FILE = "evaluation.json"
-MAX_SYNTHETIC = 20_000  # synthetic rows drawn for scoring (as many as training rows, capped)
-
-
-@dataclass
-class RunBundle:
-    """A run with its fitted model, its real splits and a seeded synthetic sample."""
-
-    run: Any
-    model: Any
-    train: Any
-    test: Any
-    synthetic: Any
-
-    @property
-    def private(self) -> bool:
-        return bool(getattr(self.model, "private", True))
-
-    @property
-    def seeded_noise(self) -> bool:
-        """True for a debugging run whose noise is reproducible from its seed (its ε is no guarantee)."""
-        return self.run.ledger().reproducible_noise
-
-    @property
-    def delta(self) -> float:
-        d = self.run.delta
-        return d if math.isfinite(d) and d > 0 else float(self.run.config.params.get("delta", 1e-5))
-
+from dpcore.runs.evaluation import (  # noqa: F401 - the run's saved scores, re-exported for pages and notebooks
+    EVAL_FILE,
+    MAX_SYNTHETIC,
+    RunBundle,
+    attack_run,
+    attacks,
+    headline,
+    load_bundle,
+    load_evaluation,
+    save_evaluation,
+    score,
+)
 
 NO_TEST = ("none: the model was fitted on every row (test_size 0), so utility (train on synthetic, test "
            "on real) and membership attacks have no held-out rows")
-
-
-def load_bundle(run_dir, n_samples: int | None = None, seed: int = 0) -> RunBundle:
-    """Open a run, load its model and data, draw `n_samples` (default: as many as the model's
-    released row count ñ, or the training rows for models that publish none, e.g. ε = ∞)."""
-    from dpcore.runs import Run
-
-    run = Run.load(run_dir)
-    model = run.load_model()
-    train, test = run.load_data()
-    rows = getattr(model, "released_rows", None) or train.n  # never the private n when ñ exists
-    n = min(rows, MAX_SYNTHETIC) if n_samples is None else int(n_samples)
-    return RunBundle(run, model, train, test, model.sample(n, seed=seed))
-
-
-# ----------------------------------------------------------------------------- saved scores
-def load_evaluation(run_dir, strict: bool = False) -> dict:
-    """The run's saved scores through the checked run-file reader ({} when none). A bad file (a list,
-    50 000 nested brackets, a symlink) gives {} — the run listing marks that run unreadable — or,
-    with `strict`, the one-line RunError."""
-    from dpcore.errors import DPCoreError
-    from dpcore.runs.safety import check_evaluation, read_json
-
-    try:
-        return check_evaluation(read_json(Path(run_dir) / EVAL_FILE, default={}, base=Path(run_dir)))
-    except DPCoreError:
-        if strict:
-            raise
-        return {}
-
-
-def _nulls(v):
-    """NaN scores (and the "nan" strings older files hold) → None, so a missing score is JSON null."""
-    if isinstance(v, dict):
-        return {k: _nulls(x) for k, x in v.items()}
-    if isinstance(v, (list, tuple)):
-        return [_nulls(x) for x in v]
-    if isinstance(v, np.generic):
-        v = v.item()
-    if (isinstance(v, float) and math.isnan(v)) or (isinstance(v, str) and v.lower() in ("nan", "-nan")):
-        return None
-    return v
-
-
-def score(v) -> float | None:
-    """A stored score as a finite float, or None (missing, NaN, "nan", infinite, not a number)."""
-    if isinstance(v, bool) or not isinstance(v, (int, float, np.number)):
-        return None
-    f = float(v)
-    return f if math.isfinite(f) else None
-
-
-def save_evaluation(run_dir, **parts) -> dict:
-    """Merge `parts` (e.g. utility=..., mia=...) into the run's evaluation.json (atomic write)."""
-    from dpcore.io import atomic_write_json
-
-    d = load_evaluation(run_dir)
-    d.update(_nulls(parts))
-    d["updated"] = datetime.now().isoformat(timespec="seconds")
-    atomic_write_json(Path(run_dir) / EVAL_FILE, d)
-    return d
-
-
-def headline(evaluation: dict) -> dict:
-    """The runs table's numbers from a saved evaluation: utility (mean accuracy for images, mean
-    AUROC for tables), its "train on real" reference, 2-way TVD and the best attack of the ladder
-    (name, AUC, ε lower bound, whether that bound is consistent with the accountant's ε)."""
-    out = {"utility": None, "utility_metric": None, "reference": None, "tvd_2way": None, "attack": None,
-           "attack_auc": None, "attack_eps_lower_bound": None, "attack_consistent": None}
-    u = evaluation.get("utility")
-    if u:
-        metric = "accuracy" if u.get("kind") == "image" else "auroc"
-        out.update(utility=score((u.get("mean") or {}).get(metric)), utility_metric=metric,
-                   reference=score(((u.get("reference") or {}).get("mean") or {}).get(metric)))
-    if evaluation.get("marginals"):
-        out["tvd_2way"] = score(evaluation["marginals"].get("tvd_2way"))
-    best = (evaluation.get("attacks") or {}).get("best")
-    if best:
-        ok = best.get("consistent_with_epsilon")
-        out.update(attack=best.get("name") if isinstance(best.get("name"), str) else None,
-                   attack_auc=score(best.get("auc")), attack_eps_lower_bound=score(best.get("epsilon_lower_bound")),
-                   attack_consistent=ok if isinstance(ok, bool) else None)
-    return out
 
 
 # ----------------------------------------------------------------------------- pieces
@@ -153,28 +51,6 @@ def marginals(bundle: RunBundle, max_columns: int = 20) -> dict:
     return {"one_way": m["one_way"], "tvd_1way": m["tvd_1way"], "tvd_2way": float(m["tvd_2way"]),
             "heatmap": two_way_heatmap(m["matrix"]),
             "numbers": marginal_numbers(m, per_column=not bundle.train.is_image)}
-
-
-def attacks(bundle: RunBundle, names=None, *, n_targets: int = 1000, seed: int = 0, confidence: float = 0.95,
-            progress=None):
-    """The attack ladder on the run's synthetic sample (members = its training rows) as AttackScores,
-    checked against the accountant's ε (∞ and δ = 0 for a non-private run)."""
-    from dpcore.evaluate.scoring import score_attacks
-
-    private = bundle.private
-    eps = float(bundle.run.epsilon) if private else math.inf
-    return score_attacks(bundle.synthetic, bundle.train, bundle.test, bundle.model, names, n_targets=n_targets,
-                         seed=seed, epsilon=eps, delta=bundle.delta if private else 0.0, confidence=confidence,
-                         progress=progress)
-
-
-def attack_run(bundle: RunBundle, names=None, *, n_targets: int = 1000, seed: int = 0, confidence: float = 0.95,
-               progress=None) -> dict:
-    """The attacks' numbers for a run (the CLI's `attack` output), also saved to its evaluation.json."""
-    summary = attacks(bundle, names, n_targets=n_targets, seed=seed, confidence=confidence,
-                      progress=progress).summary()
-    save_evaluation(bundle.run.path, attacks=summary)
-    return summary
 
 
 def audit_run(bundle: RunBundle, canaries: int, confidence: float = 0.95, callback=None) -> dict:

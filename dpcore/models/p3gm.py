@@ -57,6 +57,7 @@ class P3GM(NeuralSynthesizer):
                    "Spends part of ε on the encoder, the rest on the decoder.")
     config_class = P3GMConfig
     private = True
+    sweep_axes = {"epsilon": (0.5, 1.0, 2.0, 4.0), "encoder_share": (0.1, 0.3, 0.5)}
     variational = True
     legacy_defaults = {"pca_pool": 1, "mean_clip_norm": 1.0, "label_shares": "decoder", "tabular_heads": "flat",
                        "category_shares": "decoder"}

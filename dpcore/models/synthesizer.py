@@ -9,8 +9,8 @@ data), `_preview` (the noise a run will use) and the hooks of save/load.
 
 A model class declares: `name`, `label`, `description` (the Train page's blurb), `private`,
 `config_class` (a frozen `ModelConfig` dataclass whose fields carry their constraints and group),
-`counts_rows` (whether its releases need the noisy row count ñ) and `takes_images` (False for
-models of tables only: their `plan` refuses images).
+`counts_rows` (whether its releases need the noisy row count ñ), `takes_images` (False for
+models of tables only: their `plan` refuses images) and `sweep_axes` (what a sweep varies).
 """
 from __future__ import annotations
 
@@ -134,6 +134,9 @@ class BaseSynthesizer:
     size_auto_fields: tuple[str, ...] = ()
     config_class: type = ModelConfig
     legacy_defaults: dict = {}  # fields added later → the value models saved before them used
+    # what a sweep varies by default (field → values, in order); the Runs page's ε sweep and grid
+    # sweep offer a model whose config has these fields, and never an ε = ∞ one (dpcore.runs.sweep)
+    sweep_axes: dict = {"epsilon": (0.5, 1.0, 2.0, 4.0)}
 
     def __init__(self, config=None, **overrides):
         cfg = config if config is not None else self.config_class()

@@ -1,9 +1,10 @@
-"""Runs: config + live metrics + model + privacy ledger on disk, and the (background) runner."""
-from dpcore.runs.runner import TrainingHandle, prepare, start_training, train_many, train_run
+"""Runs: config + live metrics + model + privacy ledger on disk, and the jobs that train them."""
+from dpcore.runs.jobs import Job, JobHandle, Training, start_training
+from dpcore.runs.runner import prepare, train_run
 from dpcore.runs.store import (DataConfig, Run, RunConfig, RunSummary, create_run, delete_run,
                                list_runs, rename_run)
 
 __all__ = [
-    "DataConfig", "Run", "RunConfig", "RunSummary", "TrainingHandle", "create_run", "delete_run",
-    "list_runs", "prepare", "rename_run", "start_training", "train_many", "train_run",
+    "DataConfig", "Job", "JobHandle", "Run", "RunConfig", "RunSummary", "Training", "create_run", "delete_run",
+    "list_runs", "prepare", "rename_run", "start_training", "train_run",
 ]

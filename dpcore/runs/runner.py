@@ -1,7 +1,5 @@
-"""Training a run: synchronously (`train_run`, the CLI), in a background thread with a stop flag
-and a live event buffer (`start_training`, the app), or as a sweep of independent runs
-(`train_many`, with any executor: in-process, a process pool, or a cluster client whose `submit`
-returns futures).
+"""Training one run (`train_run`): validated first, trained under a lock with a heartbeat, saved as
+done, stopped or failed. Many trainings, in the background or on Ray, are a job (`dpcore.runs.jobs`).
 
 Why a stop flag and not a killed thread: training only stops between two steps, so the model is
 always in a consistent state and is saved as a usable "stopped" run.
@@ -12,7 +10,7 @@ import math
 import threading
 import time
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable
 
 from dpcore.errors import DPCoreError, RunError
 from dpcore.models.base import PrivacyBudget, TrainingEvent
@@ -23,7 +21,7 @@ EventFn = Callable[[TrainingEvent], "bool | None"]
 _FLUSH_SECONDS = 1.0
 
 
-def _one_line(exc: BaseException) -> str:
+def one_line(exc: BaseException) -> str:
     if isinstance(exc, DPCoreError):
         return str(exc)
     msg = " ".join(str(exc).split()) or type(exc).__name__
@@ -189,7 +187,7 @@ def _train_locked(run, cfg, model, train, callback, stop, on_created) -> Run:
             pass
         try:
             run.set_status("failed", finished=now_iso(), seconds=round(time.time() - t0, 3),
-                           message=_one_line(exc))
+                           message=one_line(exc))
             finish_run(run, replace=False)
         except Exception:  # noqa: BLE001 - the original error is the one to report
             pass
@@ -200,155 +198,3 @@ def _train_locked(run, cfg, model, train, callback, stop, on_created) -> Run:
 def _end(beat: _Heartbeat, guard: threading.Lock) -> None:
     with guard:
         beat.done.set()
-
-
-def train_many(configs: Iterable[RunConfig | dict], root, *, executor=None,
-               stop: threading.Event | None = None) -> list[Run]:
-    """A sweep: each config becomes its own run under `root` (ε grid × models × seeds).
-
-    executor=None trains them one after another here; otherwise any object with
-    `submit(fn, *args) -> future` (concurrent.futures pools, a Dask client, a Ray wrapper) runs
-    `train_run(config, root)` per config, and the runs come back in the order of `configs`.
-    A failed run does not stop the others (its folder says why); stop halts the rest (in-process).
-    """
-    configs = [c if isinstance(c, RunConfig) else RunConfig.from_dict(c) for c in configs]
-    root = str(root)
-    if executor is None:
-        runs: list[Run] = []
-        for cfg in configs:
-            if stop is not None and stop.is_set():
-                break
-            try:
-                runs.append(train_run(cfg, root, stop=stop))
-            except DPCoreError:
-                runs.extend(_failed_run(root, cfg))
-        return runs
-    futures = [executor.submit(train_run, cfg, root) for cfg in configs]
-    out = []
-    for cfg, fut in zip(configs, futures):
-        try:
-            out.append(fut.result())
-        except DPCoreError:
-            out.extend(_failed_run(root, cfg))
-    return out
-
-
-def _failed_run(root, cfg: RunConfig) -> list[Run]:
-    if cfg.name and (Path(root) / cfg.name / "config.json").is_file():
-        return [Run(Path(root) / cfg.name)]
-    return []
-
-
-class TrainingHandle:
-    """A background training thread: `.stop()`, `.events(since)`, `.status`, `.join()`.
-
-    Events are kept in a thread-safe buffer as dicts (TrainingEvent.to_dict() plus "run", the
-    run's name), so a page can poll `events(len(seen))` from its own thread.
-    """
-
-    def __init__(self, configs: list[RunConfig], root, on_event: EventFn | None = None,
-                 overwrite: bool = False):
-        self.configs, self.root, self.on_event, self.overwrite = configs, str(root), on_event, overwrite
-        self._stop = threading.Event()
-        self._lock = threading.Lock()
-        self._events: list[dict] = []
-        self._status = "pending"
-        self.error: str | None = None
-        self.runs: list[Run] = []
-        self.current: Run | None = None
-        self._thread = threading.Thread(target=self._main, name="dpcore-training", daemon=True)
-
-    def start(self) -> "TrainingHandle":
-        self._thread.start()
-        return self
-
-    # ------------------------------------------------------------------ API
-    def stop(self) -> None:
-        """Ask training to stop after the current step; the model is saved as a stopped run."""
-        self._stop.set()
-
-    @property
-    def stop_requested(self) -> bool:
-        return self._stop.is_set()
-
-    def events(self, since: int = 0) -> list[dict]:
-        with self._lock:
-            return list(self._events[since:])
-
-    @property
-    def latest(self) -> dict | None:
-        with self._lock:
-            return self._events[-1] if self._events else None
-
-    @property
-    def status(self) -> str:
-        """pending | running | done | stopped | failed."""
-        return self._status
-
-    @property
-    def run(self) -> Run | None:
-        """The run being trained, or the last one finished."""
-        return self.current if self.current is not None else (self.runs[-1] if self.runs else None)
-
-    def is_alive(self) -> bool:
-        return self._thread.is_alive()
-
-    def join(self, timeout: float | None = None) -> bool:
-        """Wait for the thread; True when it has finished."""
-        self._thread.join(timeout)
-        return not self._thread.is_alive()
-
-    # ------------------------------------------------------------------ thread
-    def _main(self) -> None:
-        self._status = "running"
-        final = "done"
-        for cfg in self.configs:
-            if self._stop.is_set():
-                final = "stopped"
-                break
-
-            def callback(ev: TrainingEvent, _cfg=cfg):
-                with self._lock:
-                    self._events.append({**ev.to_dict(),
-                                         "run": self.current.target_name if self.current else None})
-                if self.on_event is not None and self.on_event(ev) is False:
-                    self._stop.set()
-                return not self._stop.is_set()
-
-            def created(run: Run) -> None:
-                self.current = run
-
-            try:
-                run = train_run(cfg, self.root, callback, stop=self._stop, overwrite=self.overwrite,
-                                on_created=created)
-                self.runs.append(run)
-                if run.status().get("status") == "stopped":
-                    final = "stopped"
-            except BaseException as exc:  # noqa: BLE001 - reported through .status/.error
-                self.error = _one_line(exc)
-                if self.current is not None:
-                    self.runs.append(_where_now(self.current))
-                final = "failed"
-            finally:
-                self.current = None
-            if final != "done":
-                break
-        self._status = final
-
-
-def _where_now(run: Run) -> Run:
-    """A run after training ended: its partial folder, or the folder it was moved to."""
-    if run.path.is_dir():
-        return run
-    try:
-        return Run(run.path.parent / run.target_name)
-    except DPCoreError:
-        return run
-
-
-def start_training(run_config: RunConfig | dict | list, root, on_event: EventFn | None = None, *,
-                   overwrite: bool = False) -> TrainingHandle:
-    """Train one config (or a list, one after another) in a background thread; returns the handle."""
-    items = run_config if isinstance(run_config, list) else [run_config]
-    configs = [c if isinstance(c, RunConfig) else RunConfig.from_dict(c) for c in items]
-    return TrainingHandle(configs, root, on_event, overwrite=overwrite).start()

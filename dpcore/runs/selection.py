@@ -29,6 +29,7 @@ Not covered: the held-out test rows the scores are computed on (the training row
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import threading
@@ -44,13 +45,14 @@ from dpcore.privacy.accountants.selection import (
     draw_trials,
     expected_trials,
 )
+from dpcore.runs.jobs import JobHandle
 from dpcore.runs.sweep import (
     SWEEPS_DIR,
-    Progress,
     SweepSpec,
-    execute,
     point_configs,
     point_row,
+    points_job,
+    rows_of,
     run_sweep,
     save_summary,
 )
@@ -124,21 +126,14 @@ def select_private(spec: SweepSpec, root, *, distribution: str = NEGATIVE_BINOMI
         from dpcore.io import atomic_write_json
 
         atomic_write_json(_plan_path(root, spec.name), plan)
-    jobs = []
+    named = []
     for i, idx in enumerate(plan["points"]):
-        point, cfg = points[idx]
-        cfg.name = f"{spec.name}--trial{i + 1:03d}"
-        jobs.append({**cfg.to_dict(), "point": point})
-    from dpcore.runs.sweep import finished
-
-    prog = Progress(len(jobs), progress)
-    done = [j for j in jobs if finished(root, j["name"], spec.scores)]
-    for job in done:
-        prog.add(point_row(root, job["name"], job["point"], skipped=True))
-    more, used, _ = execute([j for j in jobs if j not in done], root, spec.scores, prog, backend=backend,
-                            address=address, num_cpus=num_cpus, stop=stop)
-    rows = {r["run"]: r for r in list(prog.rows) + more}
-    trials = [rows.get(j["name"]) or point_row(root, j["name"], j["point"]) for j in jobs]
+        point, cfg = points[idx]  # a point drawn twice is two trials: a copy per trial
+        named.append((point, dataclasses.replace(cfg, name=f"{spec.name}--trial{i + 1:03d}")))
+    job = points_job("selection-trials", root, named, spec.scores, backend=backend, address=address,
+                     num_cpus=num_cpus, title=f"Selection {spec.name}")
+    handle = JobHandle(job, stop=stop, on_progress=progress).run_here()
+    trials, used = rows_of(handle), handle.backend
     out = {"sweep": sweep["sweep"]["name"], "backend": used, "distribution": dist,
            "expected_trials": expected_trials(**dist), "trials": trials, "released": None}
     if stop is not None and stop.is_set() or any(t["status"] != "done" for t in trials):

@@ -4,16 +4,18 @@ Why runs and not a table: every point keeps its config, ledger + ε, model and e
 run trained by hand, so the Runs page, reports and `evaluate` work on it. A point's name comes
 from the sweep's name and the point (`point_name`), so running the same sweep again finds the
 finished runs (status done, a model and the sweep's scores in evaluation.json) and skips them;
-a stopped or failed point is trained again. Scores come from `dpcore.report` (the same calls as
-a single run). The summary is ROOT/_sweeps/NAME.json.
+a stopped or failed point is trained again. Scores come from `dpcore.runs.evaluation` (the same
+calls as a single run). The summary is ROOT/_sweeps/NAME.json.
 
-Backends: "in-process" trains the points one after another here; "ray" runs one point per Ray
-task (`dpcore.runs.sweep_ray`), locally or on the cluster at `address`; every worker must reach
-ROOT (on a cluster: a shared filesystem path). Without Ray importable or reachable, "auto" and
-"ray" run in-process and the summary says so ("backend": "in-process", "note").
+A sweep is a job (`dpcore.runs.jobs`, `sweep_job`): "in-process" trains the points one after
+another; "ray" runs one point per Ray task (`dpcore.runs.sweep_ray`), locally or on the cluster at
+`address`; every worker must reach ROOT (on a cluster: a shared filesystem path). Without Ray
+importable or reachable, "auto" and "ray" run in-process and the summary says so ("backend":
+"in-process", "note").
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import json
@@ -27,14 +29,40 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dpcore.errors import DPCoreError, InvalidParameter
+from dpcore.runs.job import BACKENDS, Job, Training
+from dpcore.runs.jobs import JobHandle
 
 SWEEPS_DIR = "_sweeps"
-BACKENDS = ("auto", "ray", "in-process")
 SCORES = ("utility", "marginals", "mia")
 DEFAULT_SCORES = ("utility", "marginals")
 _SAVED_AS = {"mia": "attacks"}  # score name → its key in evaluation.json
 _NAME_OK = re.compile(r"[^A-Za-z0-9._=+-]+")
 ProgressFn = Callable[[dict], None]
+
+
+def sweep_axes(model: str) -> dict[str, tuple]:
+    """What a sweep of `model` varies by default: the axes its class declares (`sweep_axes`, field →
+    values) that are fields of its config; none for an ε = ∞ model (no privacy to trade)."""
+    from dpcore.models import get_model
+
+    cls = get_model(model)
+    if not cls.private:
+        return {}
+    fields = set(typing.get_type_hints(cls.config_class))
+    return {k: tuple(v) for k, v in cls.sweep_axes.items() if k in fields}
+
+
+def sweepable_models() -> list[str]:
+    """The models the Runs page's ε sweep and grid sweep offer: those whose sweep varies ε."""
+    from dpcore.models import MODELS
+
+    return [m for m in MODELS if "epsilon" in sweep_axes(m)]
+
+
+def default_grid_text(model: str) -> str:
+    """The grid a sweep of `model` starts from, one axis per line: "epsilon=0.5,1,2,4"."""
+    return "\n".join(f"{k}=" + ",".join(f"{v:g}" if isinstance(v, float) else str(v) for v in vals)
+                     for k, vals in sweep_axes(model).items())
 
 
 @dataclass
@@ -192,7 +220,7 @@ def point_configs(spec: SweepSpec):
 # ----------------------------------------------------------------------------- one point
 def finished(root, name: str, scores=DEFAULT_SCORES) -> bool:
     """A finished point: status done, a saved model and every score of the sweep saved."""
-    from dpcore.report import load_evaluation
+    from dpcore.runs.evaluation import load_evaluation
     from dpcore.runs.store import Run
 
     path = Path(root) / name
@@ -206,27 +234,17 @@ def finished(root, name: str, scores=DEFAULT_SCORES) -> bool:
     return all(_SAVED_AS.get(s, s) in ev or (s == "utility" and ev.get("labels") is False) for s in scores)
 
 
-def evaluate_point(root, name: str, scores=DEFAULT_SCORES) -> None:
-    """The sweep's scores, computed as for a single run (dpcore.report) and saved with it."""
-    from dpcore import report
+def score_point(run, say=None, scores=DEFAULT_SCORES) -> None:
+    """The sweep's scores of a trained point, computed as for a single run and saved with it
+    (a job's `after` step: it runs where the point trained, in-process or on a Ray worker)."""
+    from dpcore.runs.evaluation import load_bundle, score_numbers
 
-    b = report.load_bundle(Path(root) / name)
-    if "utility" in scores:
-        res, _ = report.utility(b)
-        if res is None:
-            report.save_evaluation(b.run.path, labels=False)
-        else:
-            report.save_evaluation(b.run.path, utility=res.to_dict())
-    if "marginals" in scores:
-        m = report.marginals(b)
-        report.save_evaluation(b.run.path, marginals={"tvd_1way": m["tvd_1way"], "tvd_2way": m["tvd_2way"]})
-    if "mia" in scores:  # the attack ladder's black-box rungs, saved as a single run's attacks are
-        report.attack_run(b, "black-box")
+    score_numbers(load_bundle(run.path), tuple(scores))
 
 
 def point_row(root, name: str, point: dict, skipped: bool = False, message: str | None = None) -> dict:
     """One line of a sweep: run, params, accountant's ε, scores, status."""
-    from dpcore.report import headline, load_evaluation
+    from dpcore.runs.evaluation import headline, load_evaluation
     from dpcore.runs.store import Run
 
     row = {"run": name, "params": dict(point), "epsilon": math.nan, "utility": None, "utility_metric": None,
@@ -245,125 +263,63 @@ def point_row(root, name: str, point: dict, skipped: bool = False, message: str 
     return row
 
 
-def run_point(config: dict, root: str, scores=DEFAULT_SCORES, threads: int | None = None,
-              stop: threading.Event | None = None) -> dict:
-    """Train (unless finished) and score one point; its row. What every backend's worker runs."""
-    from dpcore.runs.runner import train_run
-    from dpcore.runs.store import RunConfig
-
-    if threads:
-        import torch
-
-        torch.set_num_threads(int(threads))
-    cfg = RunConfig.from_dict(config)
-    point = config.get("point", {})
-    if finished(root, cfg.name, scores):
-        return point_row(root, cfg.name, point, skipped=True)
-    try:
-        if not _trained(root, cfg.name):
-            exists = (Path(root) / cfg.name).exists()
-            run = train_run(cfg, root, overwrite=exists, stop=stop)
-            if run.status().get("status") != "done":
-                return point_row(root, cfg.name, point)
-        evaluate_point(root, cfg.name, scores)
-    except DPCoreError as exc:
-        return point_row(root, cfg.name, point, message=str(exc))
-    return point_row(root, cfg.name, point)
+# ----------------------------------------------------------------------------- the sweep as a job
+def points_job(kind: str, root, named: list, scores=DEFAULT_SCORES, *, backend: str = "auto",
+               address: str | None = None, num_cpus: int | None = None, key: str | None = None,
+               title: str = "Sweep", finish=None):
+    """A job training and scoring `named` [(point, RunConfig)]: a point already scored is skipped,
+    one trained but not scored is only scored, a failed one does not stop the others."""
+    scorer = functools.partial(score_point, scores=tuple(scores))
+    trainings = [Training(cfg, point=point, after=scorer, resume=True) for point, cfg in named]
+    root = str(root)
+    return Job(kind=kind, root=root, trainings=trainings, key=key, title=title, keep_going=True,
+               skip=lambda t: finished(root, t.name, scores), backend=backend, address=address,
+               num_cpus=num_cpus, finish=finish)
 
 
-def _trained(root, name: str) -> bool:
-    from dpcore.runs.store import Run
+def rows_of(handle) -> list[dict]:
+    """The sweep's lines for a job's trainings, from what each left on disk."""
+    rows = []
+    for t, r in zip(handle.trainings or [], handle.results):
+        r = r or {}
+        rows.append(point_row(handle.root, t.name, t.point, skipped=bool(r.get("skipped")), message=r.get("error")))
+    return rows
 
-    try:
-        run = Run(Path(root) / name)
-        return run.status().get("status") == "done" and run.has_model()
-    except DPCoreError:
-        return False
+
+def sweep_job(spec: SweepSpec, root, *, backend: str = "auto", address: str | None = None,
+              num_cpus: int | None = None):
+    """The grid sweep as a job: every point validated before it starts (one-line InvalidParameter),
+    its summary saved to ROOT/_sweeps/NAME.json when it ends (`handle.summary`). Started twice,
+    the same sweep is joined (its key is its name)."""
+    if backend not in BACKENDS:
+        raise InvalidParameter(f"backend must be one of {BACKENDS}, got {backend!r}")
+    points = point_configs(spec)
+    Path(root).mkdir(parents=True, exist_ok=True)
+    return points_job("grid-sweep", root, points, spec.scores, backend=backend, address=address,
+                      num_cpus=num_cpus, key=f"sweep:{Path(root).resolve()}:{spec.name}",
+                      title=f"Sweep {spec.name}", finish=functools.partial(_summarise, spec))
 
 
-# ----------------------------------------------------------------------------- the sweep
-class Progress:
-    """Runs done / total and time left (from the throughput of the runs trained so far)."""
-
-    def __init__(self, total: int, callback: ProgressFn | None = None):
-        self.total, self.callback = total, callback
-        self.done = self.skipped = 0
-        self.started = time.time()
-        self.rows: list[dict] = []
-
-    def add(self, row: dict) -> None:
-        self.rows.append(row)
-        self.done += 1
-        self.skipped += bool(row.get("skipped"))
-        if self.callback is not None:
-            self.callback(self.snapshot())
-
-    def snapshot(self) -> dict:
-        trained = self.done - self.skipped
-        left = self.total - self.done
-        elapsed = time.time() - self.started
-        eta = elapsed / trained * left if trained else None
-        return {"done": self.done, "total": self.total, "skipped": self.skipped,
-                "elapsed": round(elapsed, 2), "seconds_left": None if eta is None else round(eta, 1),
-                "last": self.rows[-1] if self.rows else None}
+def _summarise(spec: SweepSpec, handle) -> dict:
+    summary = {"sweep": spec.to_dict(), "backend": handle.backend, "runs": rows_of(handle),
+               "seconds": round(time.time() - handle.started, 2), "stopped": handle.stop_requested,
+               "selection": "best on private data (selection not covered by ε)"}
+    if handle.note:
+        summary["note"] = handle.note
+    save_summary(handle.root, spec.name, summary)
+    return summary
 
 
 def run_sweep(spec: SweepSpec, root, *, backend: str = "auto", address: str | None = None,
               num_cpus: int | None = None, stop: threading.Event | None = None,
               progress: ProgressFn | None = None) -> dict:
-    """Train and score every point not finished yet; returns (and saves) the sweep summary.
+    """Train and score every point not finished yet, here; returns (and saves) the sweep summary.
 
     Everything is validated before the first run starts. `stop` halts the sweep (points not yet
     started are left for the next run; a point training in-process ends as "stopped").
     """
-    if backend not in BACKENDS:
-        raise InvalidParameter(f"backend must be one of {BACKENDS}, got {backend!r}")
-    root = Path(root)
-    points = point_configs(spec)
-    root.mkdir(parents=True, exist_ok=True)
-    jobs = [{**cfg.to_dict(), "point": point} for point, cfg in points]
-    prog = Progress(len(jobs), progress)
-    t0 = time.time()
-    done = [j for j in jobs if finished(root, j["name"], spec.scores)]  # skipped here, no worker needed
-    for job in done:
-        prog.add(point_row(root, job["name"], job["point"], skipped=True))
-    rows = list(prog.rows)
-    jobs = [j for j in jobs if j not in done]
-    more, used, note = execute(jobs, root, spec.scores, prog, backend=backend, address=address,
-                               num_cpus=num_cpus, stop=stop)
-    rows += more
-    by_name = {r["run"]: r for r in rows}
-    rows = [by_name.get(cfg.name) or point_row(root, cfg.name, point) for point, cfg in points]
-    summary = {"sweep": spec.to_dict(), "backend": used, "runs": rows, "seconds": round(time.time() - t0, 2),
-               "stopped": bool(stop is not None and stop.is_set()),
-               "selection": "best on private data (selection not covered by ε)"}
-    if note:
-        summary["note"] = note
-    save_summary(root, spec.name, summary)
-    return summary
-
-
-def execute(jobs: list[dict], root, scores, prog: Progress, *, backend: str = "auto",
-            address: str | None = None, num_cpus: int | None = None,
-            stop: threading.Event | None = None) -> tuple[list[dict], str, str | None]:
-    """Run `jobs` (RunConfig dicts + "point") on the backend: (rows, backend used, note)."""
-    rows: list[dict] = []
-    used, note = "in-process", None
-    if not jobs:
-        return rows, used, "every run was finished already: nothing trained"
-    if backend in ("auto", "ray"):
-        from dpcore.runs import sweep_ray
-
-        pool, note = sweep_ray.connect(address=address, num_cpus=num_cpus)
-        if pool is not None:
-            return pool.run(jobs, str(root), scores, prog, stop), "ray", None
-    for job in jobs:
-        if stop is not None and stop.is_set():
-            break
-        row = run_point(job, str(root), scores, stop=stop)
-        rows.append(row)
-        prog.add(row)
-    return rows, used, note
+    job = sweep_job(spec, root, backend=backend, address=address, num_cpus=num_cpus)
+    return JobHandle(job, stop=stop, on_progress=progress).run_here().summary
 
 
 def save_summary(root, name: str, summary: dict) -> Path:

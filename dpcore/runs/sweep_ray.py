@@ -1,13 +1,13 @@
-"""The Ray backend of a sweep: one task per point, `num_cpus=1` each, one torch thread per task.
+"""The Ray backend of a job: one task per training, `num_cpus=1` each, one torch thread per task.
 
 Why Ray and not a pool of our own: scheduling, retries of lost workers, GPUs and multi-node
 clusters come with it. `connect()` starts a local Ray (all the machine's cores, or `num_cpus`)
 or joins the cluster at `address`; without Ray importable or reachable it returns (None, why)
-and the sweep runs in-process. Every worker must reach the runs root (on a cluster: a path on a
+and the job runs in-process. Every worker must reach the runs root (on a cluster: a path on a
 shared filesystem) and import dpcore (the same Python environment on every node).
 
 Threads: a task reserves one CPU and runs torch with one thread (OMP/MKL too), so N workers on
-N cores do not oversubscribe. GPUs: when the cluster has some and the point's `device` is "auto"
+N cores do not oversubscribe. GPUs: when the cluster has some and a training's `device` is "auto"
 (or "cuda"), each task also asks for one GPU.
 """
 from __future__ import annotations
@@ -56,32 +56,33 @@ def shutdown() -> None:
         ray.shutdown()
 
 
-def _task(job: dict, root: str, scores) -> dict:
+def _task(fn, item):
     import torch
 
-    from dpcore.runs.sweep import run_point
-
     torch.set_num_threads(1)
-    return run_point(job, root, tuple(scores))
+    return fn(item)
 
 
 class RayPool:
-    """Submits a sweep's points as Ray tasks and collects their rows as they finish."""
+    """Runs `fn(item)` for each item as a Ray task and hands each result back as it finishes.
+
+    Why `fn` is given: the pool knows nothing of what a task does (a job's training, a sweep's
+    point), so the job runner depends on it and not the other way round."""
 
     def __init__(self, ray):
         self.ray = ray
         self.gpus = int(ray.cluster_resources().get("GPU", 0))
 
-    def _options(self, job: dict) -> dict:
-        device = str(job.get("params", {}).get("device", "cpu"))
+    def _options(self, device: str) -> dict:
         gpu = 1 if self.gpus and device in ("auto", "cuda") else 0
         return {"num_cpus": 1, "num_gpus": gpu, "max_retries": 1}
 
-    def run(self, jobs: list[dict], root: str, scores, progress, stop: threading.Event | None) -> list[dict]:
+    def run(self, fn, items: list, on_done, stop: threading.Event | None, device=lambda item: "cpu") -> None:
+        """`on_done(index, result, error)` per item, in the order they finish; `error` is the
+        one-line reason a task was lost (its result None). `stop` cancels the tasks not done."""
         ray = self.ray
         remote = ray.remote(_task)
-        pending = {remote.options(**self._options(j)).remote(j, root, list(scores)): j for j in jobs}
-        rows = []
+        pending = {remote.options(**self._options(str(device(it)))).remote(fn, it): i for i, it in enumerate(items)}
         while pending:
             if stop is not None and stop.is_set():
                 for ref in pending:
@@ -89,14 +90,8 @@ class RayPool:
                 break
             ready, _ = ray.wait(list(pending), num_returns=1, timeout=0.5)
             for ref in ready:
-                job = pending.pop(ref)
+                i = pending.pop(ref)
                 try:
-                    row = ray.get(ref)
-                except Exception as exc:  # noqa: BLE001 - a lost worker: that point failed
-                    from dpcore.runs.sweep import point_row
-
-                    row = point_row(root, job["name"], job.get("point", {}),
-                                    message=f"Ray task failed: {' '.join(str(exc).split())[:160]}")
-                rows.append(row)
-                progress.add(row)
-        return rows
+                    on_done(i, ray.get(ref), None)
+                except Exception as exc:  # noqa: BLE001 - a lost worker: that item failed
+                    on_done(i, None, f"Ray task failed: {' '.join(str(exc).split())[:160]}")

@@ -1,13 +1,12 @@
 """The Runs page's grid-sweep panel: start a sweep (grid text, seeds, backend), follow its
 progress, stop it, and draw a finished sweep's Pareto front and heatmap.
 
-Why a background thread around `dpcore.runs.sweep.run_sweep`: the page must stay responsive while
-the runs train (in-process or on Ray); the handle keeps the latest progress snapshot for polling.
+Why a job (`dpcore.runs.sweep.sweep_job`, started by `dpcore.runs.jobs.start`): the page must stay
+responsive while the runs train (in-process or on Ray); it polls the job's handle like any other.
+Which models it offers and the grid it starts from are the models' own (`sweepable_models`,
+`default_grid_text`), as for the ε sweep above it.
 """
 from __future__ import annotations
-
-import threading
-import time
 
 import streamlit as st
 
@@ -17,48 +16,6 @@ from dpcore.ui.nav import runs_root
 
 _KEY = "dpcore.grid_sweep"
 _POLL = 1.0
-DEFAULT_GRID = "epsilon=0.5,1,2,4\nencoder_share=0.1,0.3,0.5"
-
-
-class SweepHandle:
-    """A sweep training in a background thread: `.stop()`, `.progress`, `.summary`, `.error`."""
-
-    def __init__(self, spec, root, backend: str = "auto"):
-        self.spec, self.root, self.backend = spec, root, backend
-        self.stop_event = threading.Event()
-        self.progress: dict = {"done": 0, "total": None, "skipped": 0, "seconds_left": None}
-        self.summary: dict | None = None
-        self.error: str | None = None
-        self.started = time.time()
-        self._thread = threading.Thread(target=self._main, name="dpcore-sweep", daemon=True)
-
-    def start(self) -> SweepHandle:
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self.stop_event.set()
-
-    def is_alive(self) -> bool:
-        return self._thread.is_alive()
-
-    def join(self, timeout: float | None = None) -> bool:
-        self._thread.join(timeout)
-        return not self._thread.is_alive()
-
-    def _main(self) -> None:
-        from dpcore.runs.sweep import run_sweep
-
-        def on_progress(p: dict) -> None:
-            self.progress = p
-
-        try:
-            self.summary = run_sweep(self.spec, self.root, backend=self.backend, stop=self.stop_event,
-                                     progress=on_progress)
-        except DPCoreError as exc:
-            self.error = str(exc)
-        except Exception as exc:  # noqa: BLE001 - shown on the page as one line
-            self.error = f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
 
 
 def parse_grid_text(text: str) -> dict:
@@ -68,20 +25,19 @@ def parse_grid_text(text: str) -> dict:
     return parse_grid([line for line in text.replace(";", "\n").splitlines() if line.strip()])
 
 
-def start_sweep(model: str, grid_text: str, seeds: int, backend: str, data: dict, params: dict) -> SweepHandle:
-    """Validate everything (one-line DPCoreError) and start the sweep in the background."""
-    from dpcore.runs.sweep import SweepSpec
+def start_sweep(model: str, grid_text: str, seeds: int, backend: str, data: dict, params: dict):
+    """Validate everything (one-line DPCoreError) and start the sweep's job in the background."""
+    from dpcore.runs import jobs
+    from dpcore.runs.sweep import SweepSpec, sweep_job
 
     spec = SweepSpec(model=model, grid=parse_grid_text(grid_text), data=data, params=params, seeds=int(seeds))
-    from dpcore.runs.sweep import point_configs
-
-    point_configs(spec)  # data-dependent checks before the thread starts
-    handle = SweepHandle(spec, runs_root(), backend).start()
+    handle = jobs.start(sweep_job(spec, runs_root(), backend=backend))  # checks every point first
     st.session_state[_KEY] = handle
     return handle
 
 
-def handle() -> SweepHandle | None:
+def handle():
+    """This session's grid sweep (a `dpcore.runs.jobs.JobHandle`), if one was started."""
     return st.session_state.get(_KEY)
 
 
@@ -101,15 +57,16 @@ def sweep_panel() -> None:
                "skips finished runs); in-process or one run per Ray worker.")
     h = handle()
     busy = h is not None and h.is_alive()
-    from dpcore.models import MODELS
+    from dpcore.runs.sweep import default_grid_text, sweepable_models
 
-    models = [m for m in MODELS if ui.model_info(m)["private"]]
+    models = sweepable_models()
     c1, c2, c3 = st.columns([1, 1, 1])
     model = c1.selectbox("Model", models, key="sweep.model", format_func=lambda m: ui.model_info(m)["label"])
     seeds = c2.number_input("Seeds per point", 1, 20, 1, key="sweep.seeds")
     backend = c3.radio("Backend", ("auto", "ray", "in-process"), horizontal=True, key="sweep.backend",
                        help="auto/ray: one run per Ray worker; in-process when Ray is missing")
-    grid_text = st.text_area("Grid (one parameter per line: name=v1,v2,…)", DEFAULT_GRID, key="sweep.grid")
+    grid_text = st.text_area("Grid (one parameter per line: name=v1,v2,…)", default_grid_text(model),
+                             key=f"sweep.grid.{model}")
     if st.button("Start grid sweep", type="primary", icon=":material/play_arrow:", key="sweep.start", disabled=busy):
         try:
             choice = ui.data_choice()
@@ -127,9 +84,8 @@ def _live() -> None:
     h = handle()
     if h is None:
         return
-    p = h.progress
-    total = p.get("total") or 0
-    st.progress(min(1.0, p.get("done", 0) / total) if total else 0.0, text=progress_text(p))
+    p = h.snapshot()
+    st.progress(p["fraction"], text=progress_text(p))
     if h.error:
         st.error(f"The sweep stopped: {md(h.error)}", icon=":material/error:")
     if h.is_alive():

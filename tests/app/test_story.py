@@ -78,10 +78,11 @@ def digits_story(tmp_path_factory):
     P3GM at ε = 10 and PGM, 10 epochs each, scored and audited (~15 s of CPU)."""
     from dpcore.report import load_evaluation
     from dpcore.ui.defaults import default_data_choice
-    from dpcore.ui.story_job import StoryJob, pair_for
+    from dpcore.runs import jobs
+    from dpcore.ui.story_job import pair_for, story_job
 
     root = tmp_path_factory.mktemp("story")
-    job = StoryJob(pair_for(default_data_choice("digits")), root).start()
+    job = jobs.JobHandle(story_job(pair_for(default_data_choice("digits")), root)).start()
     seen = []
     while not job.join(0.2):
         seen.append(job.progress())
@@ -114,32 +115,34 @@ def test_story_job_reports_progress_with_time_left_and_is_reused(digits_story, t
     assert any(t.endswith(" left") and "about" in t for t in texts), texts[-3:]
     fracs = [f for _, f in seen]
     assert fracs == sorted(fracs) or max(abs(a - b) for a, b in zip(fracs, sorted(fracs))) < 0.05
-    assert story.saved_pair(list_runs(job.root), job.key) == job.pair
+    assert story.saved_pair(list_runs(job.root), job.summary["key"]) == job.summary["pair"]
     from dpcore.ui.defaults import default_data_choice
 
-    again = story_job.StoryJob(None, job.root, default_data_choice("digits")).start()
+    again = story_job.start_story(None, job.root, default_data_choice("digits"))
     t0 = time.time()
     assert again.join(60) and again.status == "done" and again.runs == []  # found, not retrained
     assert time.time() - t0 < 30
 
 
 def test_one_story_job_at_a_time(monkeypatch, tmp_path):
+    from dpcore.runs import jobs
     from dpcore.ui import story_job
 
     started = []
 
-    class Slow(story_job.StoryJob):
-        def _main(self):
-            started.append(self)
-            time.sleep(0.5)
-            self.status = "done"
+    def slow_pair(choice):  # the job's first step: loading the data and building the pair
+        started.append(choice)
+        time.sleep(0.5)
+        return []
 
-    monkeypatch.setattr(story_job, "StoryJob", Slow)
-    monkeypatch.setattr(story_job, "_JOB", None)
-    a = story_job.start_story([], tmp_path)
-    b = story_job.start_story([], tmp_path)  # a second click or tab joins
-    assert a is b and len(started) == 1
-    a.join()
+    monkeypatch.setattr(story_job, "pair_for", slow_pair)
+    monkeypatch.setattr(jobs, "_BY_KEY", {})
+    a = story_job.start_story(None, tmp_path, {"dataset": "digits"})
+    b = story_job.start_story(None, tmp_path, {"dataset": "digits"})  # a second click or tab joins
+    assert a is b and len(started) == 1 and story_job.current_job() is a
+    assert a.join(30) and a.status == "done"
+    c = story_job.start_story(None, tmp_path, {"dataset": "digits"})  # once it ended, a click starts anew
+    assert c is not a and c.join(30) and len(started) == 2
 
 
 def test_story_page_trains_the_pair_in_one_job_and_shows_it(runs_dir, monkeypatch):
@@ -152,7 +155,7 @@ def test_story_page_trains_the_pair_in_one_job_and_shows_it(runs_dir, monkeypatc
     from streamlit.testing.v1 import AppTest
 
     from dpcore.figures.attacks import LEGEND_CHARS
-    from dpcore.runs import RunConfig
+    from dpcore.runs import RunConfig, jobs
     from dpcore.ui import story_job
 
     tiny = {"epochs": 1, "hidden": 32, "warmup_steps": 10, "pca_dim": 10, "batch_size": 200, "seed": 0}
@@ -163,7 +166,7 @@ def test_story_page_trains_the_pair_in_one_job_and_shows_it(runs_dir, monkeypatc
 
     monkeypatch.setattr(story, "story_configs", configs)
     monkeypatch.setattr(story, "AUDIT_ROWS", 300)
-    monkeypatch.setattr(story_job, "_JOB", None)
+    monkeypatch.setattr(jobs, "_BY_KEY", {})
     at = AppTest.from_file(str(Path(__file__).parents[2] / "app.py"), default_timeout=180)
     at.query_params["dataset"] = "digits"
     at.run()
@@ -178,7 +181,7 @@ def test_story_page_trains_the_pair_in_one_job_and_shows_it(runs_dir, monkeypatc
     at.run()
     at.run()
     assert not at.exception, [e.value for e in at.exception]
-    assert (at.selectbox(key="story.private").value, at.selectbox(key="story.leaky").value) == job.pair
+    assert (at.selectbox(key="story.private").value, at.selectbox(key="story.leaky").value) == job.summary["pair"]
     shown = " ".join(str(m.value) for m in at.metric)
     assert "nan" not in shown.lower() and "None" not in shown and "ε ≥" in shown
     assert (at.success or at.warning) and "what each attacker sees" in " ".join(m.value for m in at.markdown).lower()

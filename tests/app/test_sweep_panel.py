@@ -51,3 +51,25 @@ def test_runs_page_draws_pareto_front_and_heatmap(tmp_path, monkeypatch):
     # mean over the two seeds of 0.4 + share + dim/100 + seed/50
     assert heat["z"][0][0] == pytest.approx(0.4 + 0.1 + 0.08 + 0.01)
     assert any("best on private data (selection not covered by ε)" in w.value for w in at.warning)
+
+
+def test_both_sweeps_offer_the_same_models_and_a_grid_from_each_models_declaration(tmp_path, monkeypatch):
+    """The ε sweep and the grid sweep decide from one rule (`sweepable_models`); the grid starts
+    from the chosen model's own axes (encoder_share only for a model that has it)."""
+    from streamlit.testing.v1 import AppTest
+
+    from dpcore import ui
+    from dpcore.runs.sweep import sweep_axes, sweepable_models
+
+    monkeypatch.setenv("DPCORE_RUNS_DIR", str(tmp_path))
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
+    at.switch_page("app_pages/runs.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    labels = [ui.model_info(m)["label"] for m in sweepable_models()]
+    assert list(at.selectbox(key="runs.sweep_model").options) == labels
+    assert list(at.selectbox(key="sweep.model").options) == labels
+    for model in sweepable_models():
+        at.selectbox(key="sweep.model").set_value(model).run()
+        text = at.text_area(key=f"sweep.grid.{model}").value
+        assert [line.split("=")[0] for line in text.splitlines()] == list(sweep_axes(model))
+        assert ("encoder_share" in text) == (model in ("p3gm", "p3gm-ae"))

@@ -2,7 +2,6 @@
 import json
 import math
 import threading
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -10,7 +9,7 @@ import pytest
 from dpcore.errors import InvalidParameter, RunError
 from dpcore.privacy.accountant import epsilon as accountant_epsilon
 from dpcore.runs import (Run, RunConfig, create_run, delete_run, list_runs, rename_run,
-                         start_training, train_many, train_run)
+                         start_training, train_run)
 
 P3GM = dict(pca_dim=8, hidden=32, epochs=1, batch_size=100, warmup_steps=5)
 DATA = {"dataset": "digits", "split_seed": 0}
@@ -114,12 +113,12 @@ def test_bad_configs_make_no_folder(tmp_path):
 
 
 def test_list_rename_delete_and_sweeps(tmp_path):
-    sweep = [cfg("vae", seed=0), cfg("vae", seed=1)]
-    runs = train_many(sweep, tmp_path)
-    pooled = train_many([cfg("vae", seed=2)], tmp_path, executor=ThreadPoolExecutor(1))
-    assert len(runs) == 2 and len(pooled) == 1
+    h = start_training([cfg("vae", seed=0), cfg("vae", seed=1)], tmp_path)
+    assert h.join(120) and h.status == "done"
+    runs = h.runs
+    assert len(runs) == 2
     names = {s.name for s in list_runs(tmp_path)}
-    assert names == {r.name for r in runs + pooled}
+    assert names == {r.name for r in runs}
     summary = list_runs(tmp_path)[0]
     assert summary.status == "done" and summary.model == "vae" and math.isinf(summary.epsilon)
     moved = rename_run(runs[0].path, "renamed")
