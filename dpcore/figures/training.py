@@ -75,7 +75,19 @@ def loss_curves_figure(events: Sequence[dict], *, max_points: int = MAX_POINTS, 
                                      line=dict(color=color, width=2 if term == "loss" else 1.3)),
                           row=1, col=col)
         fig.update_xaxes(title_text="step", row=1, col=col)
-    fig.update_yaxes(title_text="loss (per example)", row=1, col=1)
-    fig.update_layout(title=title or "Training losses", height=340, margin=dict(l=10, r=10, t=60, b=10),
-                      legend=dict(orientation="h", y=-0.25))
+        fig.update_yaxes(title_text=_axis_title(terms), row=1, col=col)
+    losses = any(_axis_title([t]) == LOSS_AXIS for e in events for t in (e.get("losses") or {}))
+    fig.update_layout(title=title or ("Training losses" if losses else "Training progress"), height=340,
+                      margin=dict(l=10, r=10, t=60, b=10), legend=dict(orientation="h", y=-0.25))
     return fig
+
+
+LOSS_AXIS = "loss (per example)"
+# What the marginal models report per step is not a loss: a rising count of measured marginals read
+# on a "loss" axis looked like divergence.
+PROGRESS_TERMS = {"marginals": "marginals measured so far", "score": "selection score"}
+
+
+def _axis_title(terms) -> str:
+    named = {PROGRESS_TERMS.get(t) for t in terms}
+    return named.pop() if len(named) == 1 and None not in named else LOSS_AXIS

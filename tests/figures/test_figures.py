@@ -28,6 +28,16 @@ def test_loss_curves_one_panel_per_phase_with_losses_and_bounded_points():
     assert figures.loss_curves_figure([]).layout.title.text.startswith("Loss curves")
 
 
+def test_a_marginal_models_progress_is_not_drawn_on_a_loss_axis():
+    events = [{"phase": "measure", "step": i, "total_steps": 10, "losses": {"marginals": 11.0 + i}}
+              for i in range(1, 9)]
+    fig = figures.loss_curves_figure(events)
+    assert fig.layout.title.text == "Training progress"
+    assert fig.layout.yaxis.title.text == "marginals measured so far"
+    neural = figures.loss_curves_figure(_events())
+    assert neural.layout.yaxis.title.text == "loss (per example)" and neural.layout.title.text == "Training losses"
+
+
 def test_budget_share_sums_to_one_and_matches_the_accountant():
     from dpcore.privacy.accountant import epsilon
 
