@@ -59,10 +59,10 @@ def zcdp_epsilon(rho: float, delta: float) -> float:
 def baseline_epsilon(ledger, delta: float) -> float:
     """ε of the ledger under the paper's sequential composition (see module docstring)."""
     delta = check_probability("delta", delta)
-    parts = sides(_as_ledger(ledger))
-    if len(parts) > 1:
-        return max(baseline_epsilon(part, delta) for part in parts)
-    led = parts[0]
+    return max(_sequential(side, delta) for side in sides(_as_ledger(ledger)))
+
+
+def _sequential(led, delta: float) -> float:
     single = [r for r in led if r.mechanism == "gaussian" and not r.name.startswith("dp-em")
               and r.steps]
     em = [r for r in led if r.mechanism == "gaussian" and r.name.startswith("dp-em") and r.steps]
