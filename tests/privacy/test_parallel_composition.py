@@ -83,3 +83,17 @@ def test_calibrate_gaussian_reaches_the_target_exactly(eps):
     z = acc.calibrate_gaussian(eps, DELTA)
     assert acc.epsilon([_g("s", z)], DELTA) == pytest.approx(eps, rel=1e-9)
     assert acc.epsilon([_g("s", z * 0.99)], DELTA) > eps
+
+
+def test_budget_shares_are_of_the_side_that_sets_epsilon():
+    from dpcore.privacy.budget import budget_share, composition_table
+
+    led = PrivacyLedger([_g("bounds", 30.0, "all"), _sgd(), _g("score", acc.calibrate_gaussian(0.1, DELTA), "heldout")])
+    rows, eps, _ = budget_share(led, DELTA)
+    assert eps == pytest.approx(acc.epsilon(led, DELTA))
+    assert rows[2]["share"] == 0.0 and sum(r["share"] for r in rows[:2]) == pytest.approx(1.0)
+    strong = PrivacyLedger([_g("bounds", 30.0, "all"), _sgd(), _g("score", 0.5, "heldout")])
+    rows, _, _ = budget_share(strong, DELTA)
+    assert rows[1]["share"] == 0.0 and rows[2]["share"] > 0.9
+    table = {r["analysis"]: r["epsilon"] for r in composition_table(led, DELTA)}
+    assert table["RDP, tight (reported)"] == pytest.approx(acc.epsilon(PrivacyLedger(led.records[:2]), DELTA))
