@@ -166,3 +166,19 @@ class _Untouchable:
 
     def __getattr__(self, name):
         raise AssertionError(f"the shareable release read the real data ({name})")
+
+
+def test_on_a_builtin_seeded_split_the_score_composes_sequentially(tmp_path):
+    """A built-in's split is seeded by index, not per row: no parallel composition, the run's ε grows."""
+    from dpcore.release import usefulness_section
+    from dpcore.report import load_bundle
+
+    r = train_run(RunConfig("dp-vae", {"epsilon": 1.0, "epochs": 1, "hidden": 8, "latent_dim": 2, "batch_size": 50},
+                            {"dataset": "two-gaussians", "test_size": 0.3, "n": 300}), tmp_path, name="b")
+    eps_train = r.epsilon
+    out = release_score(r.path, 0.5)
+    assert out["partition"] is None and r.ledger().records[-1].partition is None
+    expect = acc.epsilon(r.ledger(), r.delta)
+    assert r.epsilon == pytest.approx(expect) and expect > eps_train + 0.1 and r.check().consistent
+    title, text = usefulness_section(load_bundle(r.path, n_samples=10))
+    assert "composes sequentially" in text and "(ε = 0.5)" in text
