@@ -182,3 +182,16 @@ def test_on_a_builtin_seeded_split_the_score_composes_sequentially(tmp_path):
     assert r.epsilon == pytest.approx(expect) and expect > eps_train + 0.1 and r.check().consistent
     title, text = usefulness_section(load_bundle(r.path, n_samples=10))
     assert "composes sequentially" in text and "(ε = 0.5)" in text
+
+
+def test_verify_refuses_a_heldout_partition_on_a_split_that_does_not_keep_rows_apart(tmp_path):
+    r = train_run(RunConfig("dp-vae", {"epsilon": 1.0, "epochs": 1, "hidden": 8, "latent_dim": 2, "batch_size": 50},
+                            {"dataset": "two-gaussians", "test_size": 0.3, "n": 300}), tmp_path, name="b")
+    release_score(r.path, 2.0)
+    path = r.path / "ledger.json"
+    doc = json.loads(path.read_text())
+    doc["records"][-1]["partition"] = "heldout"  # would lower the run's ε back to the training one
+    doc["epsilon"] = acc.epsilon(PrivacyLedger.from_list(doc["records"]), doc["delta"])
+    path.write_text(json.dumps(doc))
+    check = Run(r.path).check()
+    assert not check.consistent and "does not keep rows apart" in check.message
