@@ -316,11 +316,27 @@ def _ledger_sections(bundle) -> list[tuple[str, Any]]:
             ("Trade-off bounds from the ledger (dotted: approximation, not a bound)", bounds)]
 
 
+def usefulness_section(bundle) -> tuple[str, str] | None:
+    """The released usefulness score in one sentence (dpcore.runs.released_score): only its noisy
+    counts and its ledger record are read, never a real row; None when the run released none."""
+    from dpcore.runs.evaluation import load_evaluation
+    from dpcore.runs.released_score import describe, stored_score
+
+    if not bundle.private or bundle.seeded_noise:
+        return None
+    found = stored_score(bundle.run, load_evaluation(bundle.run.path))
+    if found is None:
+        return None
+    text, note = describe(*found)
+    return ("Usefulness (covered by ε)", f"<p>{html.escape(text)}</p><p class='note'>{html.escape(note)}</p>")
+
+
 def shareable_report(bundle, seed: int = 0, rows: int = REPORT_ROWS) -> str:
     """The release: settings, ε/δ and the ledger, `rows` synthetic rows (a number the user picks,
     never the training size), and what is deliberately left out.
 
-    Reads no real row and no evaluation: only the model, its ledger and its settings.
+    Reads no real row and no evaluation: only the model, its ledger, its settings and the noisy
+    counts of a released usefulness score (`usefulness_section`).
     """
     from dpcore.figures import class_mean_images_figure, image_grid_figure
 
@@ -336,6 +352,9 @@ def shareable_report(bundle, seed: int = 0, rows: int = REPORT_ROWS) -> str:
             sections.append(("Synthetic: mean image per generated class", means))
     else:
         sections.append(("Synthetic rows", synthetic_rows_section(syn, bundle.run.name)))
+    useful = usefulness_section(bundle)
+    if useful is not None:
+        sections.append(useful)
     sections.append(settings_section(bundle))
     sections += _ledger_sections(bundle)
     inferred = not preprocessing_private(bundle)

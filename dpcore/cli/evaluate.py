@@ -1,11 +1,13 @@
 """`python -m dpcore evaluate runs/NAME [--json] [--report FILE.html [--report-kind shareable|private]
-[--report-rows N]]`.
+[--report-rows N]] [--release-score [--score-epsilon E]]`.
 
 Scores a saved run (utility on the real test split, 1-/2-way marginals, the attack ladder: the best
 attack's AUC and ε lower bound, checked against the accountant's ε), writes the summary into the run's evaluation.json and prints it — these scores are not
 covered by ε, and the JSON says which outputs are. `--report` also writes a one-file HTML export:
 by default the shareable release (only what ε covers); `--report-kind private` the data owner's
 full report. Both open with a summary and embed `--report-rows` synthetic rows (default 1000) as CSV.
+`--release-score` releases the accuracy on the held-out rows with its own Gaussian noise at
+`--score-epsilon` (a ledger record: covered by ε, shown in the shareable release).
 """
 from __future__ import annotations
 
@@ -30,6 +32,12 @@ def register(sub) -> None:
     p.add_argument("--report-rows", type=integer, default=None,
                    help="synthetic rows in the report's CSV download (default 1000; numbers rounded to the "
                         "input's precision)")
+    p.add_argument("--release-score", action="store_true",
+                   help="release the held-out accuracy of a classifier trained on the synthetic rows with its "
+                        "own Gaussian noise (a ledger record; shown in the shareable release)")
+    p.add_argument("--score-epsilon", type=float, default=None,
+                   help="ε of the released score alone (default 0.1); on a file's keyed split it composes in "
+                        "parallel with training")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run)
 
@@ -76,12 +84,24 @@ def run(args) -> int:
             raise InvalidParameter("--report-rows applies to --report FILE.html only")
     if args.report is not None:
         check_out_file(args.report, (".html", ".htm"), "--report")
+    from dpcore.runs.released_score import DEFAULT_SCORE_EPSILON
+
+    if args.score_epsilon is not None and not args.release_score:
+        raise InvalidParameter("--score-epsilon applies to --release-score only")
+    score_eps = DEFAULT_SCORE_EPSILON if args.score_epsilon is None else args.score_epsilon
+    if not (0 < score_eps < float("inf")):
+        raise InvalidParameter(f"--score-epsilon must be a finite number > 0, got {score_eps}")
     if not Path(args.run).is_dir():
         raise RunError(f"no run folder at {args.run}")
     if not Run(args.run).has_model():
         raise RunError(f"run {args.run!r} has no saved model (status: {Run(args.run).status()['status']})")
     start = time.perf_counter()
     bundle = load_bundle(args.run, n_samples=args.n_samples, seed=args.seed)
+    released = None
+    if args.release_score:
+        from dpcore.runs.released_score import release_score
+
+        released = release_score(args.run, score_eps, seed=args.seed, bundle=bundle)
     if args.report and args.report_kind == "private":
         html = run_report(args.run, kind="private", n_targets=args.n_targets, seed=args.seed, bundle=bundle,
                           rows=args.report_rows)
@@ -99,6 +119,9 @@ def run(args) -> int:
            "test": evaluation.get("test", "held-out split"), "warnings": list(evaluation.get("warnings", [])),
            **run_coverage(bundle.private, bundle.train.preprocessing_private, bundle.seeded_noise),
            "seconds": round(time.perf_counter() - start, 2)}
+    if released is not None:
+        out["released_score"] = {k: released[k] for k in ("accuracy", "noise_sd", "sampling_sd", "epsilon",
+                                                         "partition", "run_epsilon")}
     if args.report:
         out["report"] = str(args.report)
         out["report_kind"] = args.report_kind
@@ -120,6 +143,12 @@ def run(args) -> int:
             print(f"best membership attack {best['name']}: AUC {best['auc']:.3f}, empirical ε lower bound "
                   f"{best['epsilon_lower_bound']:.2f}"
                   + ("" if ok is None else f", consistent with the accountant's ε: {'yes' if ok else 'NO'}"))
+        if released is not None:
+            acc = released["accuracy"]
+            print("released score: " + ("too few held-out rows for an accuracy at this ε" if acc is None else
+                                        f"accuracy {acc:.3f} ± {released['noise_sd']:.3f} (noise)")
+                  + f", ε {released['epsilon']:.3g} ({'parallel' if released['partition'] else 'sequential'} "
+                  f"composition; the run's ε is now {released['run_epsilon']:.4g})")
         for w in out["warnings"]:
             print(f"warning: {w}")
         print(f"{out['seconds']} s")

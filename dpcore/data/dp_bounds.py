@@ -68,7 +68,7 @@ def privatise_bounds(frame: pd.DataFrame, schema: Schema, *, noise_multiplier: f
         new = new.with_column(spec.name, lower=lo, upper=hi, origin="dp", decimals=None)
     record = {"name": "preprocessing: noisy bounds", "mechanism": "gaussian", "noise_multiplier": sigma,
               "sampling_rate": 1.0, "steps": 1, "sensitivity": sensitivity,
-              "noise": _noise_kind(seed)}
+              "noise": _noise_kind(seed), "partition": "all"}  # read before the split: every row
     return new, record
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dpcore.privacy.accountants.baseline import (analytic_gaussian_epsilon, baseline_epsilon,
                                                  gaussian_mechanism_epsilon, zcdp_epsilon)
 from dpcore.privacy.accountants.calibrate import (CENTERS, EM_FRACTION, MEAN_NOISE_RATIO,
-                                                  Calibration, calibrate_dp_vae, calibrate_p3gm,
+                                                  Calibration, calibrate_dp_vae, calibrate_gaussian, calibrate_p3gm,
                                                   calibrate_sgd, dp_vae_ledger, em_mechanism_count,
                                                   encoder_records, p3gm_ledger, sgd_schedule)
 from dpcore.privacy.accountants.selection import (expected_trials, gamma_for_mean, selection_rdp,
@@ -32,7 +32,7 @@ from dpcore.privacy.accountants.rdp import (DEFAULT_ORDERS, classic_epsilon, con
 __all__ = [
     "DEFAULT_ORDERS", "CENTERS", "EM_FRACTION", "MEAN_NOISE_RATIO", "Calibration",
     "analytic_gaussian_epsilon", "baseline_epsilon", "calibrate_dp_vae", "calibrate_p3gm",
-    "calibrate_sgd", "classic_epsilon", "conversion_offset", "dp_vae_ledger",
+    "calibrate_gaussian", "calibrate_sgd", "classic_epsilon", "conversion_offset", "dp_vae_ledger",
     "em_mechanism_count", "encoder_records", "epsilon", "epsilon_and_order", "epsilon_from_rdp",
     "gaussian_mechanism_epsilon", "p3gm_ledger", "pld_delta", "pld_delta_curve", "pld_epsilon", "rdp", "record_rdp",
     "sgd_schedule", "subsampled_gaussian_rdp", "zcdp_epsilon",

@@ -13,9 +13,12 @@ def budget_share(ledger, delta: float) -> tuple[list[dict], float, float]:
     """Each record's share of the total RDP at the order α* where the run's ε is attained.
 
     Returns (rows, ε, α*): rows have name, mechanism, noise_multiplier, sampling_rate, steps,
-    rdp (at α*) and share. The RDP values come from the accountant.
+    rdp (at α*) and share. The RDP values come from the accountant. With held-out records (parallel
+    composition, `rdp.sides`) the shares are of the side that sets ε; a record only on the other side
+    gets share 0 (it costs nothing on top of that side).
     """
     from dpcore.privacy.accountant import epsilon_and_order, record_rdp
+    from dpcore.privacy.accountants.rdp import sides
 
     records = list(ledger)
     if not records:
@@ -25,6 +28,12 @@ def budget_share(ledger, delta: float) -> tuple[list[dict], float, float]:
         return [], eps, order
     vals = [float(record_rdp(r, [order])[0]) for r in records]
     rows = [{**r.to_dict(), "rdp": v} for r, v in zip(records, vals)]
+    parts = sides(ledger)
+    if len(parts) > 1:
+        binding = max(parts, key=lambda part: sum(vals[i] for i, r in enumerate(records) if any(r is q for q in part)))
+        for row, r in zip(rows, records):
+            if not any(r is q for q in binding):
+                row["rdp"] = 0.0
     if getattr(ledger, "selection", None) is not None:  # what choosing the best of K runs adds
         from dpcore.privacy.accountant import rdp
 

@@ -15,6 +15,11 @@ from dpcore.privacy.randomness import NOISE_KINDS, SEEDED
 
 Mechanism = Literal["gaussian", "subsampled_gaussian", "exponential"]
 MECHANISMS: tuple[str, ...] = ("gaussian", "subsampled_gaussian", "exponential")
+# Which rows of the file a record read (parallel composition, dpcore.privacy.accountants.rdp.sides):
+# None = the training rows (every model's mechanisms), "all" = every row of the file (preprocessing
+# before the split: DP bounds, the file's row count), "heldout" = the held-out rows only (a score
+# released on a keyed split, where each row's side is a function of the row and a secret key).
+PARTITIONS: tuple[str | None, ...] = (None, "all", "heldout")
 
 
 @dataclass(frozen=True)
@@ -27,6 +32,8 @@ class MechanismRecord:
     sensitivity: the L2 sensitivity Δ the noise was scaled to (informational; ε depends on σ/Δ only).
     noise: "secret" (drawn from OS entropy, dpcore.privacy.randomness) or "seeded" (reproducible
         from a public seed: the accountant's ε is then NOT a guarantee, see `reproducible_noise`).
+    partition: which rows the mechanism read (PARTITIONS): None the training rows, "all" every row
+        of the file, "heldout" the held-out rows only (parallel composition with the training side).
     epsilon0: "exponential" records only: the ε₀ of an exponential-mechanism selection (score
         sensitivity Δ, probabilities ∝ exp(ε₀·score/(2Δ))); ε₀-DP and ε₀-bounded-range, hence
         ε₀²/8-zCDP. Its noise_multiplier is the zCDP-equivalent Gaussian's 2/ε₀ (use
@@ -41,8 +48,11 @@ class MechanismRecord:
     sensitivity: float = 1.0
     noise: str = "secret"
     epsilon0: float | None = None
+    partition: str | None = None
 
     def __post_init__(self) -> None:
+        if self.partition not in PARTITIONS:
+            raise InvalidParameter(f"partition must be one of {PARTITIONS}, got {self.partition!r}")
         if self.mechanism not in MECHANISMS:
             raise InvalidParameter(f"mechanism must be one of {MECHANISMS}, got {self.mechanism!r}")
         if not (self.noise_multiplier > 0) or math.isnan(self.noise_multiplier):
@@ -66,6 +76,8 @@ class MechanismRecord:
         d = asdict(self)
         if d["epsilon0"] is None:
             del d["epsilon0"]  # Gaussian records keep their old form
+        if d["partition"] is None:
+            del d["partition"]  # training-side records keep their old form
         return d
 
     @classmethod
@@ -73,7 +85,7 @@ class MechanismRecord:
         """A record back from `to_dict`; one saved before the `noise` field existed is "seeded"
         (those runs really drew their noise from the public seed)."""
         keys = {"name", "mechanism", "noise_multiplier", "sampling_rate", "steps", "sensitivity", "noise",
-                "epsilon0"}
+                "epsilon0", "partition"}
         return cls(**{"noise": SEEDED, **{k: v for k, v in d.items() if k in keys}})
 
     def same_mechanism(self, other: "MechanismRecord") -> bool:

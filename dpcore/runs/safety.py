@@ -144,7 +144,25 @@ def check_evaluation(d, where: str = "evaluation.json") -> dict:
         raise RunFileError(where, "utility.reference.mean must be an object")
     if not isinstance(d.get("warnings", []), list):
         raise RunFileError(where, "warnings must be a list")
+    _check_released_score(d.get("released_score"), where)
     return d
+
+
+def _check_released_score(s, where: str) -> None:
+    """The released usefulness score (dpcore.runs.released_score): numbers and an allow-listed partition."""
+    from dpcore.privacy.ledger import PARTITIONS
+
+    if s is None:
+        return
+    if not isinstance(s, dict):
+        raise RunFileError(where, "released_score must be an object")
+    for k in ("correct", "wrong", "noise_multiplier"):
+        if not _is_number(s.get(k)) or not math.isfinite(float(s[k])):
+            raise RunFileError(where, f"released_score.{k} must be a finite number")
+    if isinstance(s.get("record_index"), bool) or not isinstance(s.get("record_index"), int):
+        raise RunFileError(where, "released_score.record_index must be an integer")
+    if s.get("partition") not in PARTITIONS:
+        raise RunFileError(where, f"released_score.partition must be one of {PARTITIONS}")
 
 
 def check_done(status: dict, ledger: dict, where: str = "status.json") -> None:

@@ -141,7 +141,7 @@ def _rows_share(ds, n: int, noise) -> float:
 
     led = PrivacyLedger()
     n_file = noisy_count(ds.n, noise.numpy("file-size"), ledger=led)
-    rec = {**led.to_list()[-1], "name": "file-size (row limit)"}
+    rec = {**led.to_list()[-1], "name": "file-size (row limit)", "partition": "all"}  # every row of the file
     ds.meta["privacy_records"] = [*(ds.meta.get("privacy_records") or []), rec]
     return min(1.0, n / n_file)
 

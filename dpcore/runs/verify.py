@@ -9,6 +9,11 @@ result, status.json, and the ε and steps in metrics.jsonl. Any disagreement mar
 would show or export it refuses with that one-line message. A finished run without a ledger is
 inconsistent too (it is not "done").
 
+Records released after training (a usefulness score on the held-out rows,
+dpcore.evaluate.released_score) trail the training records in ledger.json: model.json, status.json
+and the fit result state the training ε (the accountant over the records before them, which must
+also meet the config's target), ledger.json and every opener the ε over all records.
+
 This is a consistency check, not a signature: someone who rewrites every file consistently (records,
 ε, model.json, metrics) with a smaller noise still gets the accountant's ε of those records shown.
 """
@@ -108,6 +113,16 @@ def _records(items) -> list[dict] | None:
         return None
 
 
+def training_records(led) -> list:
+    """The ledger's records without the trailing ones released after training (released scores)."""
+    from dpcore.evaluate.released_score import SCORE_RECORD
+
+    recs = list(led.records)
+    while recs and recs[-1].name == SCORE_RECORD:
+        recs.pop()
+    return recs
+
+
 def check_run(run) -> LedgerCheck:
     """Recompute a run's ε from its ledger and compare it with every stored copy (see module doc).
 
@@ -115,6 +130,7 @@ def check_run(run) -> LedgerCheck:
     disagrees is a problem in the returned LedgerCheck."""
     from dpcore.models import MODELS
     from dpcore.privacy.accountant import epsilon as accountant_epsilon
+    from dpcore.privacy.ledger import PrivacyLedger
 
     status = run.raw_status()
     st = status.get("status", "created")
@@ -135,6 +151,12 @@ def check_run(run) -> LedgerCheck:
     if claims != model_private:
         problems.append(f"ledger.json says private {str(claims).lower()}, but {run.config.model} is "
                         f"{'a private' if model_private else 'a non-private'} model")
+    trained = training_records(led)
+    data = run.config.data
+    if any(r.partition == "heldout" for r in led) and not (
+            data.csv is not None and data.test_csv is None and data.test_size > 0):
+        problems.append("a held-out record composes in parallel, but this run's split does not keep rows apart")
+    eps_train = math.nan
     if model_private:
         eps = math.nan
         if not (0 < delta < 1):
@@ -144,6 +166,8 @@ def check_run(run) -> LedgerCheck:
                 problems.append(f"ledger.json's δ {_fmt(delta)} is not the config's {_fmt(_num(params.get('delta')))}")
             try:
                 eps = float(accountant_epsilon(led, delta))
+                eps_train = eps if len(trained) == len(led) else float(
+                    accountant_epsilon(PrivacyLedger(trained, sel), delta))
             except DPCoreError as exc:
                 problems.append(f"the accountant cannot read the ledger ({exc})")
         if math.isfinite(eps) and not _close(stored_eps, eps):
@@ -152,8 +176,8 @@ def check_run(run) -> LedgerCheck:
         target = _num(params.get("epsilon"))
         if math.isfinite(eps) and sel is not None and not _close(target, eps):
             problems.append(f"config.json's ε {_fmt(target)} is not the released ε {_fmt(eps)}")
-        elif math.isfinite(eps) and sel is None and not eps <= target * (1 + REL_TOL) + ABS_TOL:
-            problems.append(f"the accountant's ε {_fmt(eps)} exceeds the config's target {_fmt(target)}")
+        elif math.isfinite(eps_train) and sel is None and not eps_train <= target * (1 + REL_TOL) + ABS_TOL:
+            problems.append(f"the accountant's ε {_fmt(eps_train)} exceeds the config's target {_fmt(target)}")
         if has_model and not any(r.steps for r in led):
             problems.append("a trained private model with no noisy step in its ledger")
         stored_sel = d.get("selection") or {}
@@ -161,22 +185,23 @@ def check_run(run) -> LedgerCheck:
                                                                           sel.mean_trials):
             problems.append("the selection's mean number of trials is not its distribution's")
     else:
-        eps = math.inf
+        eps = eps_train = math.inf
         if not math.isinf(stored_eps) or stored_eps < 0:
             problems.append(f"ledger.json says ε {_fmt(stored_eps)} for a model without DP (ε = ∞)")
-    problems += _copies(run, d, eps, delta, st, has_model)
+    problems += _copies(run, d, eps_train, delta, st, has_model, len(trained))
     shown = eps if not problems else math.nan
     return LedgerCheck(shown, delta if not problems else math.nan, not problems, tuple(problems),
                        led.reproducible_noise, model_private and claims is True)
 
 
-def _copies(run, d: dict, eps: float, delta: float, st: str, has_model: bool) -> list[str]:
-    """Disagreements between the recomputed ε and model.json, status.json and metrics.jsonl."""
+def _copies(run, d: dict, eps: float, delta: float, st: str, has_model: bool, n_trained: int) -> list[str]:
+    """Disagreements between the recomputed training ε (`eps`, over the first `n_trained` records)
+    and model.json, status.json and metrics.jsonl."""
     out: list[str] = []
     meta = _model_meta(run) if has_model else None
     steps = None
     if meta is not None:
-        if _records(meta.get("ledger", [])) != _records(d.get("records", [])):
+        if _records(meta.get("ledger", [])) != _records(d.get("records", [])[:n_trained]):
             out.append("model.json's copy of the ledger differs from ledger.json")
         cfg = meta.get("config") if isinstance(meta.get("config"), dict) else {}
         for key in ("epsilon", "delta"):

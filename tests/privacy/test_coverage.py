@@ -6,7 +6,7 @@ def test_catalogue_classifies_every_release_kind_once():
     keys = [o.key for o in coverage.CATALOGUE]
     assert len(keys) == len(set(keys))
     cov = {o.key for o in coverage.covered()}
-    assert cov == {"synthetic_rows", "model_weights", "ledger", "noisy_statistics", "config"}
+    assert cov == {"synthetic_rows", "model_weights", "ledger", "noisy_statistics", "config", "released_score"}
     assert {"real_rows", "raw_losses", "real_evaluation", "attack_statistics", "posterior_resamples",
             "row_counts"} <= {o.key for o in coverage.not_covered()}
     assert all(o.why and o.label for o in coverage.CATALOGUE)

@@ -16,6 +16,7 @@ Groups (each analysed with the tool the paper uses for it, then ε's and δ's ad
 3. Subsampled-Gaussian records (DP-SGD): the moments accountant, i.e. RDP at integer orders
    2..256 with the classic conversion R(α) + ln(1/δ_g)/(α − 1) (Abadi et al. 2016).
 δ split: δ/G to each of the G non-empty groups.
+A ledger with held-out records (parallel composition, `rdp.sides`): the larger of its two sides.
 """
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ from scipy.optimize import brentq
 from scipy.stats import norm
 
 from dpcore.errors import check_probability
-from dpcore.privacy.accountants.rdp import _as_ledger, record_rdp
+from dpcore.privacy.accountants.rdp import _as_ledger, record_rdp, sides
 
 _MA_ORDERS = np.arange(2.0, 257.0)
 
@@ -58,7 +59,10 @@ def zcdp_epsilon(rho: float, delta: float) -> float:
 def baseline_epsilon(ledger, delta: float) -> float:
     """ε of the ledger under the paper's sequential composition (see module docstring)."""
     delta = check_probability("delta", delta)
-    led = _as_ledger(ledger)
+    return max(_sequential(side, delta) for side in sides(_as_ledger(ledger)))
+
+
+def _sequential(led, delta: float) -> float:
     single = [r for r in led if r.mechanism == "gaussian" and not r.name.startswith("dp-em")
               and r.steps]
     em = [r for r in led if r.mechanism == "gaussian" and r.name.startswith("dp-em") and r.steps]

@@ -336,3 +336,13 @@ def calibrate_dp_vae(epsilon: float, delta: float, n: int, batch: int, epochs: f
     led.extend(dp_vae_ledger(n, batch, epochs, sigma))
     eps, order = epsilon_and_order(led, delta, orders)
     return Calibration(None, None, sigma, None, led, eps, delta, None, None, order)
+
+
+def calibrate_gaussian(epsilon: float, delta: float, orders=DEFAULT_ORDERS) -> float:
+    """The smallest noise multiplier σ/Δ of one Gaussian release whose tight RDP ε at `delta` is at
+    most `epsilon`: σ² = min over α of α / (2·(ε − offset(α))) (RDP α/(2σ²), see rdp.py)."""
+    epsilon, delta = _check_budget(epsilon, delta)
+    orders = np.asarray(orders, float)
+    budget = _available(epsilon, delta, orders, PrivacyLedger())
+    ok = budget > 0
+    return float(np.sqrt(np.min(orders[ok] / (2.0 * budget[ok]))))

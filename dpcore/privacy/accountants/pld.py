@@ -12,6 +12,8 @@ All plain Gaussian records are merged into one Gaussian with σ = (Σ steps/σ_i
 mechanisms compose exactly into a Gaussian (μ-GDP with μ² = Σ μ_i²), so this loses nothing.
 Exponential-mechanism records (ε₀-DP) enter as the worst-case PLD of a pure ε₀-DP mechanism
 (`from_privacy_parameters`), a valid but looser bound than the RDP accountant's ε₀²/8 zCDP.
+A ledger with held-out records (parallel composition, `rdp.sides`) gets the larger δ(ε) of its
+two sides at every ε: a neighbouring pair differs on one side only.
 """
 from __future__ import annotations
 
@@ -19,19 +21,24 @@ import math
 from functools import lru_cache
 
 from dpcore.errors import InvalidParameter, check_positive, check_probability
-from dpcore.privacy.accountants.rdp import _as_ledger
+from dpcore.privacy.accountants.rdp import _as_ledger, sides
 
 VALUE_DISCRETIZATION = 1e-3
 _EMPTY = (0.0, (), ())
 
 
-def _ledger_key(ledger) -> tuple:
+def _side_keys(ledger) -> list[tuple]:
+    """One accountant key per side of the split (one side without held-out records)."""
     led = _as_ledger(ledger)
     if getattr(led, "selection", None) is not None:
         from dpcore.errors import InvalidParameter
 
         raise InvalidParameter("the PLD accountant does not cover private selection; "
                                "the run's ε is the RDP accountant's")
+    return [_ledger_key(side) for side in sides(led)]
+
+
+def _ledger_key(led) -> tuple:
     inv_var = 0.0
     sub: dict[tuple[float, float], int] = {}
     expo: dict[float, int] = {}
@@ -78,10 +85,8 @@ def _accountant(key: tuple, interval: float):
 def pld_epsilon(ledger, delta: float, *, interval: float = VALUE_DISCRETIZATION) -> float:
     """ε(δ) of the ledger from dp-accounting's PLD accountant (add/remove adjacency)."""
     delta = check_probability("delta", delta)
-    key = _ledger_key(ledger)
-    if key == _EMPTY:
-        return 0.0
-    return float(max(_accountant(key, interval).get_epsilon(delta), 0.0))
+    return max(float(max(_accountant(key, interval).get_epsilon(delta), 0.0)) if key != _EMPTY else 0.0
+               for key in _side_keys(ledger))
 
 
 def pld_delta(ledger, epsilon: float, *, interval: float = VALUE_DISCRETIZATION) -> float:
@@ -89,10 +94,8 @@ def pld_delta(ledger, epsilon: float, *, interval: float = VALUE_DISCRETIZATION)
     epsilon = float(epsilon)
     if not epsilon >= 0:
         check_positive("epsilon", epsilon)
-    key = _ledger_key(ledger)
-    if key == _EMPTY:
-        return 0.0
-    return float(min(max(_accountant(key, interval).get_delta(epsilon), 0.0), 1.0))
+    return max(float(min(max(_accountant(key, interval).get_delta(epsilon), 0.0), 1.0)) if key != _EMPTY else 0.0
+               for key in _side_keys(ledger))
 
 
 def pld_delta_curve(ledger, epsilons, *, interval: float = VALUE_DISCRETIZATION):
@@ -106,10 +109,12 @@ def pld_delta_curve(ledger, epsilons, *, interval: float = VALUE_DISCRETIZATION)
     eps = np.asarray(epsilons, dtype=np.float64).ravel()
     if np.any(~(eps >= 0)):
         raise InvalidParameter("epsilons must be >= 0")
-    key = _ledger_key(ledger)
-    if key == _EMPTY:
-        return np.zeros_like(eps)
-    pld = getattr(_accountant(key, interval), "_pld", None)
-    if pld is None:
-        return np.array([pld_delta(ledger, float(e), interval=interval) for e in eps])
-    return np.clip(np.asarray(pld.get_delta_for_epsilon(eps), dtype=np.float64).reshape(eps.shape), 0.0, 1.0)
+    out = np.zeros_like(eps)
+    for key in _side_keys(ledger):
+        if key == _EMPTY:
+            continue
+        pld = getattr(_accountant(key, interval), "_pld", None)
+        if pld is None:
+            return np.array([pld_delta(ledger, float(e), interval=interval) for e in eps])
+        out = np.maximum(out, np.asarray(pld.get_delta_for_epsilon(eps), dtype=np.float64).reshape(eps.shape))
+    return np.clip(out, 0.0, 1.0)

@@ -141,6 +141,22 @@ def _as_ledger(ledger) -> PrivacyLedger:
     return PrivacyLedger.from_list(list(ledger))
 
 
+def sides(ledger) -> list[list[MechanismRecord]]:
+    """The records each side of the file's split answers for (parallel composition).
+
+    Under add/remove of one row, the row is a training row or a held-out row, never both, when the
+    split decides each row on its own (a keyed split, dpcore.data.split). Records that read every
+    row ("all") count on both sides; training records (partition None) and held-out records
+    ("heldout") on their own side only. A ledger without held-out records has one side: every
+    record (plain sequential composition). A held-out score on a split that does not keep rows
+    apart (a built-in's seeded split) is recorded with partition None and so composes sequentially.
+    """
+    led = list(_as_ledger(ledger))
+    if not any(r.partition == "heldout" for r in led):
+        return [led]
+    return [[r for r in led if r.partition != "heldout"], [r for r in led if r.partition is not None]]
+
+
 def _records_rdp(records, orders: np.ndarray) -> np.ndarray:
     total = np.zeros_like(orders)
     for rec in records:
@@ -149,7 +165,9 @@ def _records_rdp(records, orders: np.ndarray) -> np.ndarray:
 
 
 def rdp(ledger, orders=DEFAULT_ORDERS) -> np.ndarray:
-    """RDP of the whole ledger at `orders`: the sum of the records' curves (RDP composition).
+    """RDP of the whole ledger at `orders`: the sum of the records' curves (RDP composition), or
+    with held-out records the pointwise maximum over the split's two `sides` (parallel composition:
+    a neighbouring pair differs on one side only, so its Rényi divergence is that side's).
 
     A ledger closed by private selection (`ledger.selection`): the base algorithm's curve is the
     pointwise maximum of its own records' curve and the record's bound on the other grid points
@@ -157,7 +175,7 @@ def rdp(ledger, orders=DEFAULT_ORDERS) -> np.ndarray:
     quasi-convex), then the selection theorem applies (dpcore.privacy.accountants.selection)."""
     orders = np.asarray(orders, float)
     led = _as_ledger(ledger)
-    total = _records_rdp(led, orders)
+    total = np.max([_records_rdp(side, orders) for side in sides(led)], axis=0)
     sel = getattr(led, "selection", None)
     if sel is not None:
         from dpcore.privacy.accountants.selection import selection_rdp

@@ -1,0 +1,110 @@
+"""Release a run's usefulness score under DP and keep it with the run (ledger.json, evaluation.json).
+
+Why in the run store: the score is one more mechanism on the run's data, so it is appended to the
+run's ledger (the accountant's ε over the whole ledger is the run's ε from then on) and its noisy
+counts are kept beside the other scores; the shareable release reads only those noisy counts
+(dpcore.release). The maths is dpcore.evaluate.released_score.
+"""
+from __future__ import annotations
+
+import math
+
+from dpcore.errors import InvalidParameter
+from dpcore.evaluate.released_score import (SCORE_CLASSIFIER, SCORE_RECORD, ReleasedScore, from_noisy_counts,
+                                            held_out_counts, release_counts)
+
+DEFAULT_SCORE_EPSILON = 0.1
+RELEASED_KEY = "released_score"
+# records read before the split from every row; a run saved before they were marked "all" holds
+# them unmarked, and its score is then composed sequentially (never an under-count)
+ALL_ROWS_RECORDS = ("preprocessing: noisy bounds", "file-size (row limit)")
+
+
+def score_partition(ledger, test) -> str | None:
+    """"heldout" (parallel composition) when the held-out rows come from the file's keyed split
+    and every record that read all rows says so; None (sequential) otherwise."""
+    if (test.meta or {}).get("split") != "keyed":
+        return None
+    if any(r.name in ALL_ROWS_RECORDS and r.partition != "all" for r in ledger):
+        return None
+    return "heldout"
+
+
+def release_score(run_dir, epsilon: float = DEFAULT_SCORE_EPSILON, *, classifier: str = SCORE_CLASSIFIER,
+                  seed: int = 0, bundle=None) -> dict:
+    """Score the run's synthetic rows on its held-out rows, release the noisy counts at `epsilon`
+    (the record's own ε by the accountant at the run's δ), append the record to the ledger and store
+    the released numbers in evaluation.json. Returns the stored dict (with the run's new ε)."""
+    from dpcore.privacy.accountant import calibrate_gaussian, epsilon as accountant_epsilon
+    from dpcore.privacy.ledger import PrivacyLedger
+    from dpcore.privacy.randomness import NoiseSource
+    from dpcore.runs.evaluation import load_bundle, save_evaluation
+    from dpcore.runs.verify import require_consistent
+
+    eps = float(epsilon)
+    if not (0 < eps < math.inf):
+        raise InvalidParameter(f"--score-epsilon must be a finite number > 0, got {epsilon!r}")
+    b = bundle if bundle is not None else load_bundle(run_dir, seed=seed)
+    run = b.run
+    check = require_consistent(run)
+    if not check.private:
+        raise InvalidParameter("a released score needs a private run (this one's ε is not a guarantee)")
+    ledger = run.ledger()
+    if ledger.selection is not None:
+        raise InvalidParameter("a run released by private selection takes no more records")
+    if b.test is None:
+        raise InvalidParameter("the run has no held-out rows (test size 0); a usefulness score needs them")
+    delta = check.delta
+    z = calibrate_gaussian(eps, delta)
+    partition = score_partition(ledger, b.test)
+    correct, wrong = held_out_counts(b.synthetic, b.test, classifier, seed)
+    noisy_c, noisy_w = release_counts(correct, wrong, z, NoiseSource.secret().numpy("usefulness-score"),
+                                      partition=partition, ledger=ledger)
+    index = len(ledger) - 1
+    run.save_ledger(ledger, delta, private=True)  # atomic: the record is in before any number is kept
+    score = from_noisy_counts(noisy_c, noisy_w, z, classifier, partition)
+    record_eps = float(accountant_epsilon(PrivacyLedger([ledger.records[index]]), delta))
+    stored = {**score.to_dict(), "record_index": index, "epsilon": record_eps, "delta": delta,
+              "run_epsilon": float(accountant_epsilon(ledger, delta))}
+    save_evaluation(run.path, **{RELEASED_KEY: stored})
+    return stored
+
+
+def stored_score(run, evaluation: dict) -> tuple[ReleasedScore, float] | None:
+    """(score, its ε by the accountant over its own ledger record) from evaluation.json, or None
+    when none is stored or its record is not the ledger's (an edited file is never shown)."""
+    from dpcore.privacy.accountant import epsilon as accountant_epsilon
+    from dpcore.privacy.ledger import PrivacyLedger
+
+    d = evaluation.get(RELEASED_KEY)
+    if not isinstance(d, dict):
+        return None
+    led = run.ledger()
+    i = d.get("record_index")
+    if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < len(led):
+        return None
+    rec = led.records[i]
+    if rec.name != SCORE_RECORD or not math.isclose(rec.noise_multiplier, float(d.get("noise_multiplier", -1))) \
+            or rec.partition != d.get("partition"):
+        return None
+    score = from_noisy_counts(d["correct"], d["wrong"], rec.noise_multiplier, str(d.get("classifier", "")),
+                              rec.partition)
+    return score, float(accountant_epsilon(PrivacyLedger([rec]), run.delta))
+
+
+def describe(score: ReleasedScore, eps: float) -> tuple[str, str]:
+    """(the sentence, the note under it) for the shareable release; from the noisy counts alone."""
+    how = ("it composes in parallel with the training (each person is a training row or a held-out row, "
+           "never both)" if score.partition == "heldout" else
+           "it composes sequentially with the training (this split does not keep each person on one side)")
+    if score.accuracy is None:
+        text = (f"A score on held-out people was released (ε = {eps:.2g}), but its noisy count of held-out "
+                "rows is too small to give an accuracy.")
+    else:
+        text = (f"A classifier trained on these rows reaches accuracy {score.accuracy:.2f} ± "
+                f"{score.plus_minus:.2f} on held-out people (ε = {eps:.2g}).")
+    note = ("The counts of right and wrong predictions on held-out rows (never used in training) were released "
+            f"with their own Gaussian noise (σ = {score.noise_multiplier:.3g}), recorded in the privacy ledger; "
+            f"{how}. ± is one standard deviation from that noise and the number of held-out rows; the accuracy "
+            "and ± are computed from the noisy counts alone.")
+    return text, note

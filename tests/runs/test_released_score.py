@@ -1,0 +1,197 @@
+"""A run's released usefulness score: ledger record, parallel composition, verify, release, CLI."""
+import json
+import shutil
+
+import numpy as np
+import pytest
+
+from dpcore.errors import InvalidParameter, RunError
+from dpcore.privacy import accountant as acc
+from dpcore.privacy.ledger import PrivacyLedger
+from dpcore.runs import Run, RunConfig, train_run
+from dpcore.runs.released_score import RELEASED_KEY, release_score, score_partition, stored_score
+
+
+def _csv(path, n=600):
+    rng = np.random.default_rng(1)
+    age = rng.integers(18, 90, n)
+    smoker = rng.choice(["yes", "no"], n, p=[0.3, 0.7])
+    y = (rng.random(n) < 1 / (1 + np.exp(-((age - 50) / 15 + (smoker == "yes") * 1.2 - 0.3)))).astype(int)
+    path.write_text("age,smoker,y\n" + "".join(f"{a},{s},{t}\n" for a, s, t in zip(age, smoker, y)))
+    return path
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    root = tmp_path_factory.mktemp("score")
+    cfg = RunConfig("mst", {"epsilon": 1.0}, {"csv": str(_csv(root / "people.csv")), "target": "y",
+                                              "bounds": {"age": [18, 90]}, "test_size": 0.3})
+    return train_run(cfg, root / "runs", name="mst")
+
+
+@pytest.fixture
+def run(trained, request):
+    """A fresh copy of the trained run beside it (its data stays where the run expects it)."""
+    dest = trained.path.parent / f"copy-{request.node.name}"[:60].replace("[", "-").replace("]", "")
+    return Run(shutil.copytree(trained.path, dest))
+
+
+def test_the_score_is_a_heldout_record_and_the_run_keeps_its_training_epsilon(run):
+    eps_train = run.epsilon
+    out = release_score(run.path, 0.3)
+    led = run.ledger()
+    rec = led.records[-1]
+    assert rec.partition == "heldout" and rec.sensitivity == 1.0 and rec.noise == "secret"
+    assert out["epsilon"] == pytest.approx(0.3, rel=1e-9)  # the accountant's over its own record
+    assert run.epsilon == pytest.approx(eps_train, rel=1e-9) == out["run_epsilon"]  # parallel: max of sides
+    check = run.check()
+    assert check.consistent and check.private, check.problems  # verify.py agrees with the new ledger
+    assert json.loads((run.path / "ledger.json").read_text())["epsilon"] == pytest.approx(run.epsilon)
+    sequential = acc.epsilon(PrivacyLedger([*led.records[:-1], rec.__class__(**{**rec.__dict__,
+                                                                                 "partition": None})]), run.delta)
+    assert sequential > eps_train + 0.01
+    stored = run.evaluation()[RELEASED_KEY]
+    assert stored["record_index"] == len(led) - 1 and 0 <= stored["accuracy"] <= 1
+    assert stored["correct"] + stored["wrong"] == pytest.approx(0.3 * 600, abs=60)  # noisy m
+
+
+def test_a_score_above_the_training_epsilon_raises_the_run_epsilon_and_stays_consistent(run):
+    eps_train = run.epsilon
+    release_score(run.path, 2.0)
+    assert run.epsilon == pytest.approx(acc.epsilon(run.ledger(), run.delta))
+    assert run.epsilon > eps_train + 0.5 and run.check().consistent
+
+
+def test_the_shareable_release_shows_the_sentence_and_reads_no_real_row(run):
+    from dpcore.report import load_bundle, run_report
+
+    release_score(run.path, 0.5)
+    b = load_bundle(run.path, n_samples=20)
+    b.train = b.test = _Untouchable()
+    text = run_report(run.path, bundle=b)
+    score, eps = stored_score(run, run.evaluation())
+    assert eps == pytest.approx(0.5, rel=1e-9)
+    sentence = (f"A classifier trained on these rows reaches accuracy {score.accuracy:.2f} ± "
+                f"{score.plus_minus:.2f} on held-out people (ε = 0.5).")
+    assert sentence in text and "composes in parallel" in text
+
+
+def test_an_edited_score_is_not_shown(run):
+    from dpcore.runs.evaluation import save_evaluation
+
+    release_score(run.path, 0.5)
+    d = run.evaluation()[RELEASED_KEY]
+    save_evaluation(run.path, **{RELEASED_KEY: {**d, "noise_multiplier": d["noise_multiplier"] / 10}})
+    assert stored_score(run, run.evaluation()) is None
+    save_evaluation(run.path, **{RELEASED_KEY: {**d, "record_index": 0}})
+    assert stored_score(run, run.evaluation()) is None
+
+
+@pytest.mark.parametrize("bad", [{"partition": "everyone"}, {"correct": "7"}, {"record_index": True},
+                                 {"wrong": "inf"}])
+def test_check_evaluation_refuses_a_bad_released_score(run, bad):
+    from dpcore.runs.safety import check_evaluation
+
+    d = {"correct": 1.0, "wrong": 2.0, "noise_multiplier": 3.0, "record_index": 4, "partition": "heldout"}
+    check_evaluation({RELEASED_KEY: d})
+    with pytest.raises(RunError, match="released_score"):
+        check_evaluation({RELEASED_KEY: {**d, **bad}})
+
+
+def test_ledger_json_with_a_bad_partition_is_refused(run):
+    release_score(run.path, 0.5)
+    path = run.path / "ledger.json"
+    doc = json.loads(path.read_text())
+    doc["records"][-1]["partition"] = "nobody"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(RunError, match="partition"):
+        Run(run.path).ledger()
+
+
+def test_verify_flags_a_score_record_moved_into_the_training_records(run):
+    release_score(run.path, 0.5)
+    path = run.path / "ledger.json"
+    doc = json.loads(path.read_text())
+    doc["records"].insert(0, doc["records"].pop())  # no longer trailing: model.json's copy differs
+    doc["epsilon"] = acc.epsilon(PrivacyLedger.from_list(doc["records"]), doc["delta"])
+    path.write_text(json.dumps(doc))
+    assert not Run(run.path).check().consistent
+
+
+def test_split_that_does_not_keep_rows_apart_composes_sequentially(run):
+    from dpcore.privacy.ledger import MechanismRecord
+
+    keyed, seeded = _Meta({"split": "keyed"}), _Meta({"split": "stratified"})
+    led = PrivacyLedger([MechanismRecord("dataset-size", "gaussian", 10.0)])
+    assert score_partition(led, keyed) == "heldout" and score_partition(led, seeded) is None
+    old_bounds = PrivacyLedger([MechanismRecord("preprocessing: noisy bounds", "gaussian", 10.0)])
+    assert score_partition(old_bounds, keyed) is None  # saved before all-rows records were marked
+    marked = PrivacyLedger([MechanismRecord("preprocessing: noisy bounds", "gaussian", 10.0, partition="all")])
+    assert score_partition(marked, keyed) == "heldout"
+
+
+def test_score_epsilon_is_checked(run):
+    for bad in (0, -1, float("nan"), float("inf")):
+        with pytest.raises(InvalidParameter):
+            release_score(run.path, bad)
+    assert len(run.ledger()) == len(Run(run.path).ledger())
+
+
+def test_cli_release_score_and_its_bad_arguments(run, capsys):
+    from dpcore.cli import main
+
+    n = len(run.ledger())
+    for bad in (["--score-epsilon", "0.5"], ["--release-score", "--score-epsilon", "0"],
+                ["--release-score", "--score-epsilon", "nan"]):
+        assert main(["evaluate", str(run.path), "--n-targets", "20", *bad]) == 2
+        assert len(capsys.readouterr().err.strip().splitlines()) == 1
+    assert len(run.ledger()) == n  # nothing recorded before the arguments were checked
+    assert main(["evaluate", str(run.path), "--n-targets", "20", "--release-score", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["released_score"]["partition"] == "heldout"
+    assert out["released_score"]["epsilon"] == pytest.approx(0.1, rel=1e-9)
+    assert out["epsilon"] == pytest.approx(out["released_score"]["run_epsilon"])
+    assert len(run.ledger()) == n + 1
+
+
+class _Meta:
+    def __init__(self, meta):
+        self.meta = meta
+
+
+class _Untouchable:
+    """Stands in for the real splits: the shareable release must not read a single real row."""
+
+    preprocessing_private = True
+
+    def __getattr__(self, name):
+        raise AssertionError(f"the shareable release read the real data ({name})")
+
+
+def test_on_a_builtin_seeded_split_the_score_composes_sequentially(tmp_path):
+    """A built-in's split is seeded by index, not per row: no parallel composition, the run's ε grows."""
+    from dpcore.release import usefulness_section
+    from dpcore.report import load_bundle
+
+    r = train_run(RunConfig("dp-vae", {"epsilon": 1.0, "epochs": 1, "hidden": 8, "latent_dim": 2, "batch_size": 50},
+                            {"dataset": "two-gaussians", "test_size": 0.3, "n": 300}), tmp_path, name="b")
+    eps_train = r.epsilon
+    out = release_score(r.path, 0.5)
+    assert out["partition"] is None and r.ledger().records[-1].partition is None
+    expect = acc.epsilon(r.ledger(), r.delta)
+    assert r.epsilon == pytest.approx(expect) and expect > eps_train + 0.1 and r.check().consistent
+    title, text = usefulness_section(load_bundle(r.path, n_samples=10))
+    assert "composes sequentially" in text and "(ε = 0.5)" in text
+
+
+def test_verify_refuses_a_heldout_partition_on_a_split_that_does_not_keep_rows_apart(tmp_path):
+    r = train_run(RunConfig("dp-vae", {"epsilon": 1.0, "epochs": 1, "hidden": 8, "latent_dim": 2, "batch_size": 50},
+                            {"dataset": "two-gaussians", "test_size": 0.3, "n": 300}), tmp_path, name="b")
+    release_score(r.path, 2.0)
+    path = r.path / "ledger.json"
+    doc = json.loads(path.read_text())
+    doc["records"][-1]["partition"] = "heldout"  # would lower the run's ε back to the training one
+    doc["epsilon"] = acc.epsilon(PrivacyLedger.from_list(doc["records"]), doc["delta"])
+    path.write_text(json.dumps(doc))
+    check = Run(r.path).check()
+    assert not check.consistent and "does not keep rows apart" in check.message
