@@ -150,7 +150,7 @@ def main_widget(p) -> None:
         key = k + (f"{p.name}.{hi}" if top is not None else p.name) + (f".d{start}" if p.name in sized else "")
         params[p.name] = st.slider(p.name.replace("_", " ").capitalize(), lo, hi, start, key=key, help=p.help)
     else:
-        params[p.name] = ui.coerce_param(p, ui.config_widget(p, k + p.name, st, default=defaults[p.name]))
+        params[p.name] = ui.config_widget(p, k + p.name, st, default=defaults[p.name])
 
 
 left, right = st.columns(2, gap="large")
@@ -200,8 +200,8 @@ with st.expander("Advanced settings"):
     cols = st.columns(3)
     for i, p in enumerate(rest):
         auto = f"auto: {planned.get(p.name)}" if p.auto is not None else None
-        value = ui.config_widget(p, k + "adv." + p.name, cols[i % 3], default=defaults[p.name], placeholder=auto)
-        params[p.name] = ui.coerce_param(p, value)
+        params[p.name] = ui.config_widget(p, k + "adv." + p.name, cols[i % 3], default=defaults[p.name],
+                                          placeholder=auto)
 ui.keep_widgets("train.")  # …and survive going to another page and back
 
 # ------------------------------------------------------------------ validate + the model's plan
@@ -211,6 +211,8 @@ plan = None
 try:
     from dpcore.runs import RunConfig
 
+    # every widget's value through its field's parser (the CLI's and the sweeps' too)
+    params = {name: ui.coerce_param(fields[name], v) if name in fields else v for name, v in params.items()}
     data_cfg = {key: v for key, v in choice.items() if key in ui.data_config_fields()}
     if chosen_preset is not None:
         data_cfg.update(chosen_preset.get("data", {}))

@@ -23,10 +23,18 @@ CERTIFICATE_SCOPE = ("exact posterior re-sampling given the fixed decoder, which
 
 
 # ----------------------------------------------------------------------------- flag generation
-def _optional(base):
+def _flag_type(p):
+    """argparse type of field `p`: the declaration's own parser (dpcore.models.params.parse_value),
+    its one-line message argparse's error (exit code 2)."""
+    from dpcore.errors import InvalidParameter
+    from dpcore.models.params import parse_value
+
     def parse(text: str):
-        return None if text.lower() in ("none", "null", "") else base(text)
-    parse.__name__ = base.__name__
+        try:
+            return parse_value(p, text)
+        except InvalidParameter as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+    parse.__name__ = p.base.__name__
     return parse
 
 
@@ -47,8 +55,7 @@ def add_config_flags(parser: argparse.ArgumentParser, config_cls, seen: set[str]
             group.add_argument(flag, dest=PARAM_PREFIX + p.name, action=argparse.BooleanOptionalAction,
                                default=argparse.SUPPRESS, help=text)
             continue
-        kind = {int: integer, float: number}.get(p.base, str)
-        group.add_argument(flag, dest=PARAM_PREFIX + p.name, type=_optional(kind) if p.optional else kind,
+        group.add_argument(flag, dest=PARAM_PREFIX + p.name, type=_flag_type(p),
                            default=argparse.SUPPRESS, metavar=p.name.upper(), help=text)
 
 

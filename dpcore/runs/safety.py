@@ -51,8 +51,26 @@ def _matches(hint, v) -> bool:
     return True  # a type this check does not know: left to the class's own validation
 
 
+def check_params(cls, values: dict, where: str, prefix: str = "") -> None:
+    """Every key of `values` is a field of model config class `cls` and parses as it (the
+    declaration's own parser, dpcore.models.params.parse_value, which the CLI and the pages use)."""
+    from dpcore.errors import InvalidParameter
+    from dpcore.models.params import config_fields, parse_value
+
+    if not isinstance(values, dict):
+        raise RunFileError(where, f"{prefix.rstrip('.') or 'it'} must be an object, got {type(values).__name__}")
+    fields = {p.name: p for p in config_fields(cls)}
+    for k, v in values.items():
+        if k not in fields:
+            raise RunFileError(where, f"{prefix}{str(k)[:40]} is not a known field")
+        try:
+            parse_value(fields[k], v)
+        except InvalidParameter as exc:
+            raise RunFileError(where, f"{prefix}{' '.join(str(exc).split())[:160]}") from None
+
+
 def check_fields(cls, values: dict, where: str, prefix: str = "") -> None:
-    """Every key of `values` is a field of dataclass `cls` and has the field's type."""
+    """Every key of `values` is a field of dataclass `cls` (DataConfig) and has the field's type."""
     import dataclasses
 
     if not isinstance(values, dict):
@@ -75,7 +93,7 @@ def check_config(d, where: str) -> dict:
     model = d.get("model")
     if not isinstance(model, str) or model not in MODELS:
         raise RunFileError(where, f"unknown model {str(model)[:40]!r}")
-    check_fields(MODELS[model].config_class, d.get("params", {}), where, "params.")
+    check_params(MODELS[model].config_class, d.get("params", {}), where, "params.")
     from dpcore.runs.store import DataConfig
 
     data = d.get("data") or {}
@@ -232,7 +250,7 @@ def check_model_files(model_dir: Path, model: str) -> None:
     from dpcore.models.saved import read_model_meta
 
     meta = read_model_meta(model_dir, model)
-    check_fields(MODELS[model].config_class, meta["config"], "model.json", "config.")
+    check_params(MODELS[model].config_class, meta["config"], "model.json", "config.")
     check_inside(Path(model_dir).parent, Path(model_dir) / "weights.safetensors")
 
 
