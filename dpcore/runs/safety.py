@@ -1,8 +1,8 @@
 """What makes a run folder safe to open: every file read by one checked reader, then checked field
-by field against an allow-list of types.
+by field against an allow-list of types (run-file validation only).
 
 Why: a run folder may come from someone else (a shared drive, an e-mail) or be edited by hand.
-Every file of a run is read through `dpcore.runs.files` (size capped before reading, nesting capped,
+Every file of a run is read through `dpcore.files` (size capped before reading, nesting capped,
 no symbolic link inside the folder) and checked here (`check_config`, `check_status`,
 `check_ledger`, `check_evaluation`, `check_data_paths`), so a tampered or truncated file is a
 one-line RunFileError ("<file>: <reason>"), never a traceback, code that runs or a file outside the
@@ -14,11 +14,10 @@ import math
 import typing
 from pathlib import Path
 
-from dpcore.runs.files import (MAX_DEPTH, MAX_ITEMS, MAX_JSON_BYTES, MAX_METRICS_BYTES,  # noqa: F401
-                               MAX_MODEL_JSON_BYTES, RunFileError, check_inside, check_shape, read_json,
-                               read_run_bytes)
-from dpcore.runs.liveness import (HEARTBEAT_SECONDS, HOST, LOCKS, STALE_SECONDS, RunLock,  # noqa: F401
-                                  is_alive, liveness, pid_alive, running_state)
+from dpcore.files import RunFileError, check_inside, read_json  # noqa: F401 (read_json: dpcore.report's import)
+from dpcore.runs.naming import NAME_RE
+
+STATUSES = ("created", "running", "done", "stopped", "failed", "interrupted")  # status.json's "status"
 
 
 # ----------------------------------------------------------------------------- field checks
@@ -94,16 +93,14 @@ def check_config(d, where: str) -> dict:
     if not isinstance(model, str) or model not in MODELS:
         raise RunFileError(where, f"unknown model {str(model)[:40]!r}")
     check_params(MODELS[model].config_class, d.get("params", {}), where, "params.")
-    from dpcore.runs.store import DataConfig
+    from dpcore.runs.config import DataConfig
 
     data = d.get("data") or {}
     check_fields(DataConfig, data, where, "data.")
     if not isinstance(d.get("name"), (str, type(None))):
         raise RunFileError(where, "name must be a string")
     if d.get("name") is not None:
-        from dpcore.runs.store import _NAME_RE
-
-        if not _NAME_RE.fullmatch(d["name"]):
+        if not NAME_RE.fullmatch(d["name"]):
             raise RunFileError(where, f"name {d['name'][:40]!r} is not a run name (letters, digits, ._=+-)")
     if data.get("dataset") is not None:
         from dpcore.data.registry import BUILTINS
@@ -189,8 +186,6 @@ _STATUS_TYPES = {"status": str, "message": (str, type(None)), "created": str, "s
 
 
 def check_status(d, where: str) -> dict:
-    from dpcore.runs.store import STATUSES
-
     if not isinstance(d, dict):
         raise RunFileError(where, f"must be an object, got {type(d).__name__}")
     for k, v in d.items():
@@ -210,6 +205,8 @@ def check_ledger(d, where: str) -> dict:
             raise RunFileError(where, f"{k} must be a number")
     if not isinstance(d.get("private", True), bool):
         raise RunFileError(where, "private must be true or false")
+    from dpcore.models.saved import ledger_records  # the one reader of a ledger list (model.json's too)
+
     ledger_records(d.get("records", []), where)
     if d.get("selection") is not None:
         selection_record(d["selection"], where)
@@ -229,19 +226,6 @@ def selection_record(d, where: str):
         return SelectionRecord.from_dict(d)
     except (DPCoreError, TypeError, ValueError, KeyError) as exc:
         raise RunFileError(where, f"bad selection record ({' '.join(str(exc).split())[:120]})") from None
-
-
-def ledger_records(records, where: str):
-    """PrivacyLedger from a JSON list, any bad record a one-line RunError."""
-    from dpcore.errors import DPCoreError
-    from dpcore.privacy.ledger import PrivacyLedger
-
-    if not isinstance(records, list) or not all(isinstance(r, dict) for r in records):
-        raise RunFileError(where, "ledger records must be a list of objects")
-    try:
-        return PrivacyLedger.from_list(records)
-    except (DPCoreError, TypeError, ValueError, KeyError) as exc:
-        raise RunFileError(where, f"bad ledger record ({' '.join(str(exc).split())[:120]})") from None
 
 
 def check_model_files(model_dir: Path, model: str) -> None:
