@@ -7,6 +7,11 @@ low=..., high=...)`, in the spirit of scikit-learn's `_parameter_constraints`), 
 command repeats a check. Checks that tie two fields together live in a config's `_check`.
 `None` on a field declared `auto=V` means "V, or what the data allows" (the model's `plan`).
 
+Defaults for every caller (`defaults`): a field may declare `by_size`, its default for a number of
+training rows that is public (a built-in dataset's seeded split, never a file's private count), so
+the CLI, the Train page, the Story, sweeps and notebooks that build a `dpcore.runs.RunConfig`
+train the same model for the same settings.
+
 One parser (`parse_value`): the CLI's flags, a sweep's grid, the Train page's widgets, run files
 (config.json, model.json) and `config_from_dict` all turn text or a JSON value into a field's value
 here, so no entry point accepts a value another refuses.
@@ -33,18 +38,20 @@ GROUPS = ("budget", "main", "advanced")  # Train page: privacy column, model col
 def hparam(default, help: str, *, choices: tuple | None = None, low: float | None = None,
            high: float | None = None, low_open: bool = False, high_open: bool = False,
            finite: bool = True, group: str = "advanced", auto: Any = None,
-           typical: tuple[int, int] | None = None):
+           typical: tuple[int, int] | None = None, by_size: tuple[tuple[int, Any], ...] | None = None):
     """A config field with its help text and constraints.
 
     choices: the allowed values; low/high: bounds (inclusive unless *_open); finite: refuse ±inf;
     group: where the Train page shows it; auto: the value `None` stands for when the data allows
-    it; typical: the slider range the Train page offers.
+    it; typical: the slider range the Train page offers; by_size: ((min_rows, value), …) from the
+    largest min_rows down, the default for a public training-row count (`size_default`).
     """
     if group not in GROUPS:
         raise ValueError(f"group must be one of {GROUPS}")
     meta = {"help": help, "choices": None if choices is None else tuple(choices), "low": low,
             "high": high, "low_open": low_open, "high_open": high_open, "finite": finite,
-            "group": group, "auto": auto, "typical": typical}
+            "group": group, "auto": auto, "typical": typical,
+            "by_size": None if by_size is None else tuple(sorted(by_size, key=lambda t: -t[0]))}
     return dataclasses.field(default=default, metadata=meta)
 
 
@@ -67,6 +74,7 @@ class Param:
     group: str
     auto: Any
     typical: tuple[int, int] | None
+    by_size: tuple[tuple[int, Any], ...] | None = None
 
 
 def config_fields(cls) -> list[Param]:
@@ -95,7 +103,7 @@ def _fields(cls) -> tuple[Param, ...]:
         out.append(Param(f.name, tp, base, optional, f.default, m.get("help", ""), m.get("choices"),
                          m.get("low"), m.get("high"), m.get("low_open", False), m.get("high_open", False),
                          m.get("finite", True), m.get("group", "advanced"), m.get("auto"),
-                         m.get("typical")))
+                         m.get("typical"), m.get("by_size")))
     return tuple(out)
 
 
@@ -186,6 +194,25 @@ def parse_param(cls, name: str, value):
     return parse_value(config_field(cls, name), value)
 
 
+def size_default(p: Param, public_rows: int | None):
+    """`p`'s default for `public_rows` public training rows (None: the size is private → the
+    declared default, a constant; a run resolves its `auto` fields from the noisy ñ instead)."""
+    if p.by_size is None or public_rows is None:
+        return p.default
+    return next((v for least, v in p.by_size if public_rows >= least), p.default)
+
+
+def sized_fields(cls) -> tuple[str, ...]:
+    """Fields of `cls` whose default depends on a public training-row count."""
+    return tuple(p.name for p in _fields(cls) if p.by_size is not None)
+
+
+def defaults(cls, public_rows: int | None = None) -> dict:
+    """{field: default} of config class `cls` on `public_rows` public training rows (None: a file,
+    whose row count is private, or unknown). The one place every caller's defaults come from."""
+    return {p.name: size_default(p, public_rows) for p in _fields(cls)}
+
+
 class ModelConfig:
     """Base of every model's frozen config dataclass: validates each field from its declaration,
     then the config's own cross-field `_check`."""
@@ -222,8 +249,8 @@ def device_field():
     return hparam("cpu", "'cpu', 'cuda' or 'auto' (CUDA when available)", choices=("cpu", "cuda", "auto"))
 
 
-def epsilon_field(default: float, help: str, *, finite: bool = True):
-    return hparam(default, help, low=0, low_open=True, finite=finite, group="budget")
+def epsilon_field(default: float, help: str, *, finite: bool = True, **kw):
+    return hparam(default, help, low=0, low_open=True, finite=finite, group="budget", **kw)
 
 
 DEFAULT_DELTA = 1e-5  # every model's δ default, a constant (the app's too: dpcore.ui.defaults)

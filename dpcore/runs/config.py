@@ -7,6 +7,7 @@ all need these two classes, and none of them should need the others to get them.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -100,6 +101,17 @@ class DataConfig:
             return all_rows(ds), None
         return train_test_split(ds, test_size=self.test_size, key=key)
 
+    def public_rows(self, train=None) -> int | None:
+        """The training-row count a default may depend on: a built-in's (a public file with a public
+        seeded split, so its size is a public fact), None for a CSV file, whose row count is private
+        (a run releases only the noisy ñ). `train`: these rows already loaded (else they are read,
+        once per setting and process)."""
+        if self.dataset is None:
+            return None
+        if train is not None:
+            return int(train.n)
+        return _builtin_train_rows(self.dataset, self.test_size, self.split_seed, self.outlier, self.n)
+
     @property
     def label(self) -> str:
         from dpcore.runs.uploads import display_name
@@ -120,6 +132,12 @@ def _rows_share(ds, n: int, noise) -> float:
     return min(1.0, n / n_file)
 
 
+@functools.lru_cache(maxsize=64)
+def _builtin_train_rows(dataset: str, test_size: float, split_seed: int, outlier: bool, n: int | None) -> int:
+    train, _ = DataConfig(dataset=dataset, test_size=test_size, split_seed=split_seed, outlier=outlier, n=n).load()
+    return int(train.n)
+
+
 @dataclass
 class RunConfig:
     """Everything that determines a run: same RunConfig → same run for non-private models and with
@@ -133,7 +151,18 @@ class RunConfig:
     def __post_init__(self) -> None:
         if isinstance(self.data, dict):
             self.data = DataConfig(**self.data)
-        self.params = config_to_dict(self.model_config())  # validates and fills in defaults
+        # every default from the declarations, a size-dependent one (P3GM's ε, epochs) from the
+        # public row count of a built-in (a file: the constant); given values win. The Train page's
+        # widgets start from the same `params.defaults`, so the CLI and the app train one model.
+        from dpcore.models import config_class
+        from dpcore.models.params import sized_fields, size_default, config_field
+
+        cls = config_class(self.model)
+        missing = [f for f in sized_fields(cls) if f not in self.params]
+        if missing:
+            rows = self.data.public_rows()
+            self.params = {**{f: size_default(config_field(cls, f), rows) for f in missing}, **self.params}
+        self.params = config_to_dict(self.model_config())  # validates and fills in the other defaults
 
     def model_config(self):
         from dpcore.models import config_class
