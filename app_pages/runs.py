@@ -8,7 +8,7 @@ import streamlit as st
 
 from dpcore import ui
 from dpcore.errors import DPCoreError
-from dpcore.runs.files import MAX_JSON_BYTES, read_run_bytes
+from dpcore.files import MAX_JSON_BYTES, read_run_bytes
 from dpcore.runs.folders import interrupted_partials
 from dpcore.runs.store import UNREADABLE
 from dpcore.text import md

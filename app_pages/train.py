@@ -109,12 +109,12 @@ model = st.selectbox("Model", names, index=names.index(ui.DEFAULT_MODEL) if ui.D
 info = ui.model_info(model)
 st.caption(info["description"])
 fields = {p.name: p for p in ui.config_fields(info["config_class"])}
-defaults = {name: p.default for name, p in fields.items()}
-sized = {}  # the Story's private model starts from the ε and epochs this dataset's size calls for;
-if model == ui.DEFAULT_MODEL:  # such a widget is keyed by its default, so another size starts afresh
-    sized = {name: v for name, v in ui.size_defaults(ui.public_size(ui.data_choice(), train.n)).items()
-             if v is not None and name in fields and v != fields[name].default}
-    defaults.update(sized)
+public_rows = ui.public_size(choice, train.n)  # a built-in's row count; None for a file (private)
+# the model's own defaults for this size, the ones the CLI's RunConfig fills in (P3GM: ε and epochs)
+defaults = ui.model_defaults(info["config_class"], public_rows)
+sized = {name: v for name, v in defaults.items() if v != fields[name].default}  # such a widget is keyed
+# by its default, so another size starts afresh
+size_auto = set(MODELS[model].size_auto_fields)  # left auto (None), a run resolves them from ñ
 params: dict = {}
 k = f"train.{model}."  # widget keys per model: switching models keeps each model's settings
 facts_json = ui.data_facts_json(train)
@@ -148,9 +148,13 @@ def main_widget(p) -> None:
               else max(hi, int(defaults[p.name] or planned.get(p.name) or hi)))
         start = min(int(planned.get(p.name) or defaults[p.name] or lo), hi)
         key = k + (f"{p.name}.{hi}" if top is not None else p.name) + (f".d{start}" if p.name in sized else "")
-        params[p.name] = st.slider(p.name.replace("_", " ").capitalize(), lo, hi, start, key=key, help=p.help)
+        value = st.slider(p.name.replace("_", " ").capitalize(), lo, hi, start, key=key, help=p.help)
+        # a size-dependent auto field left where the plan put it stays auto: the run resolves it
+        # from its released noisy count ñ (the CLI's None), never from the exact rows shown here
+        auto = p.name in size_auto and defaults[p.name] is None and value == start
+        params[p.name] = None if auto else value
     else:
-        params[p.name] = ui.coerce_param(p, ui.config_widget(p, k + p.name, st, default=defaults[p.name]))
+        params[p.name] = ui.config_widget(p, k + p.name, st, default=defaults[p.name])
 
 
 left, right = st.columns(2, gap="large")
@@ -164,12 +168,12 @@ with left:
         params["epsilon"] = st.select_slider(
             "Total ε", eps_opts, value=default_eps, key=k + "epsilon" + (f".d{default_eps:g}" if "epsilon" in sized else ""),
             help=fields["epsilon"].help, format_func=lambda v: f"{v:g}")
-        if model == ui.DEFAULT_MODEL:
+        if fields["epsilon"].by_size is not None:
             st.caption(f"Default ε = {default_eps:g} for {train.n:,} training rows (small data needs a larger ε)."
-                       if ui.public_size(ui.data_choice(), train.n) is not None else
+                       if public_rows is not None else
                        f"Default ε = {default_eps:g}: a file's row count is private, so its defaults are "
                        "constants (epochs and batch are resolved from the released noisy count in the run).")
-        d0 = ui.default_delta()
+        d0 = float(defaults.get("delta", ui.default_delta()))
         params["delta"] = st.number_input(
             "δ", min_value=1e-12, max_value=0.1, value=d0, step=1e-6, format="%.1e",
             key=k + "delta", help="Default: 10⁻⁵ for every dataset (a δ computed from the row count "
@@ -200,8 +204,8 @@ with st.expander("Advanced settings"):
     cols = st.columns(3)
     for i, p in enumerate(rest):
         auto = f"auto: {planned.get(p.name)}" if p.auto is not None else None
-        value = ui.config_widget(p, k + "adv." + p.name, cols[i % 3], default=defaults[p.name], placeholder=auto)
-        params[p.name] = ui.coerce_param(p, value)
+        params[p.name] = ui.config_widget(p, k + "adv." + p.name, cols[i % 3], default=defaults[p.name],
+                                          placeholder=auto)
 ui.keep_widgets("train.")  # …and survive going to another page and back
 
 # ------------------------------------------------------------------ validate + the model's plan
@@ -211,6 +215,8 @@ plan = None
 try:
     from dpcore.runs import RunConfig
 
+    # every widget's value through its field's parser (the CLI's and the sweeps' too)
+    params = {name: ui.coerce_param(fields[name], v) if name in fields else v for name, v in params.items()}
     data_cfg = {key: v for key, v in choice.items() if key in ui.data_config_fields()}
     if chosen_preset is not None:
         data_cfg.update(chosen_preset.get("data", {}))

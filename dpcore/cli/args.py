@@ -8,11 +8,8 @@ from __future__ import annotations
 
 import argparse
 import math
-import re
 
-INT_RE = re.compile(r"[+-]?[0-9]{1,19}")
-FLOAT_RE = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]{1,4})?|[+-]?inf(inity)?", re.IGNORECASE)
-INT_MAX = 2**63 - 1
+from dpcore.models.params import FLOAT_RE, INT_MAX, INT_RE  # the text rules of every model parameter
 
 
 def integer(text: str) -> int:

@@ -32,7 +32,7 @@ def runs_dir() -> Path:
 def check_run_out(out: str | None) -> tuple[str, str | None]:
     """(root, name) of `train --out ROOT/NAME` (default: the runs folder, automatic name). A bare
     NAME (no folder separator) is a run in the runs folder, as the app saves it."""
-    from dpcore.runs.store import check_run_name
+    from dpcore.runs.folders import check_run_name
 
     if out is None:
         _writable_dir(runs_dir(), "the run")

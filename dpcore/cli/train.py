@@ -23,10 +23,18 @@ CERTIFICATE_SCOPE = ("exact posterior re-sampling given the fixed decoder, which
 
 
 # ----------------------------------------------------------------------------- flag generation
-def _optional(base):
+def _flag_type(p):
+    """argparse type of field `p`: the declaration's own parser (dpcore.models.params.parse_value),
+    its one-line message argparse's error (exit code 2)."""
+    from dpcore.errors import InvalidParameter
+    from dpcore.models.params import parse_value
+
     def parse(text: str):
-        return None if text.lower() in ("none", "null", "") else base(text)
-    parse.__name__ = base.__name__
+        try:
+            return parse_value(p, text)
+        except InvalidParameter as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+    parse.__name__ = p.base.__name__
     return parse
 
 
@@ -47,8 +55,7 @@ def add_config_flags(parser: argparse.ArgumentParser, config_cls, seen: set[str]
             group.add_argument(flag, dest=PARAM_PREFIX + p.name, action=argparse.BooleanOptionalAction,
                                default=argparse.SUPPRESS, help=text)
             continue
-        kind = {int: integer, float: number}.get(p.base, str)
-        group.add_argument(flag, dest=PARAM_PREFIX + p.name, type=_optional(kind) if p.optional else kind,
+        group.add_argument(flag, dest=PARAM_PREFIX + p.name, type=_flag_type(p),
                            default=argparse.SUPPRESS, metavar=p.name.upper(), help=text)
 
 
@@ -171,7 +178,7 @@ def _progress(args):
 
 def cmd_train(args) -> int:
     from dpcore.errors import InvalidParameter
-    from dpcore.runs import DataConfig, RunConfig, train_run
+    from dpcore.runs import train_run
 
     if (args.dataset is None) == (args.data is None):
         raise InvalidParameter("give exactly one of --dataset NAME or --data FILE.csv")
@@ -195,6 +202,27 @@ def cmd_train(args) -> int:
         raise InvalidParameter(f"--test-size must be 0 (no test split) or in (0, 1), got {args.test_size:g}")
     if args.bounds == "dp" and args.data is None:
         raise InvalidParameter("--bounds dp applies to --data FILE.csv only (built-ins have documented bounds)")
+    cfg = train_config(args)
+    bar, callback = _progress(args)
+    t0 = time.time()
+    stop = threading.Event()
+    plans = []
+    with _stop_on_signals(stop):  # until the command ends: a late signal must not kill the output
+        try:
+            run = train_run(cfg, root, callback, name=name, overwrite=args.overwrite, stop=stop,
+                            on_plan=plans.append)
+        finally:
+            if bar is not None:
+                bar.close()
+        return _report(args, run, plans[0], time.time() - t0)
+
+
+def train_config(args):
+    """The RunConfig `train` trains with: the flags given, the preset's values, then the model's
+    own defaults (dpcore.models.params.defaults, filled in by RunConfig: the Train page's too)."""
+    from dpcore.errors import InvalidParameter
+    from dpcore.runs import DataConfig, RunConfig
+
     noise = None
     if args.bounds == "dp":
         from dpcore.errors import check_positive
@@ -217,19 +245,7 @@ def cmd_train(args) -> int:
     data = DataConfig(dataset=args.dataset, csv=args.data, target=args.target, test_size=test_size, test_csv=args.test,
                       split_seed=args.split_seed, outlier=args.outlier, n=args.rows, dp_bounds_noise=noise,
                       **declared)
-    cfg = RunConfig(args.model, params, data)
-    bar, callback = _progress(args)
-    t0 = time.time()
-    stop = threading.Event()
-    plans = []
-    with _stop_on_signals(stop):  # until the command ends: a late signal must not kill the output
-        try:
-            run = train_run(cfg, root, callback, name=name, overwrite=args.overwrite, stop=stop,
-                            on_plan=plans.append)
-        finally:
-            if bar is not None:
-                bar.close()
-        return _report(args, run, plans[0], time.time() - t0)
+    return RunConfig(args.model, params, data)
 
 
 IMAGE_SETS = ("digits", "fashion-mnist", "mnist")

@@ -13,6 +13,8 @@ import numpy as np
 import pandas as pd
 
 _INT_PATTERN = r"[+-]?\d+"
+# the spellings of a missing cell (lower-cased, stripped); the schema reads them from here
+NA_TOKENS = frozenset({"", "na", "n/a", "nan", "null", "none", "#n/a", "-nan", "<na>"})
 
 
 @dataclass
@@ -31,8 +33,6 @@ class TextProfile:
 
 def text_profile(frame: pd.DataFrame) -> TextProfile | None:
     """The profile of a table whose every cell is text (what `parse_csv` returns), else None."""
-    from dpcore.data.schema import NA_TOKENS
-
     if frame.shape[1] == 0 or not all(pd.api.types.is_string_dtype(t) or t == object for t in frame.dtypes):  # noqa: E721 - dtype equality
         return None
     arr = frame.to_numpy(dtype=object)

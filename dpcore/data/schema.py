@@ -15,13 +15,12 @@ from typing import Any, Iterable
 import numpy as np
 import pandas as pd
 
-from dpcore.data.profile import text_profile
+from dpcore.data.profile import NA_TOKENS, text_profile
 from dpcore.errors import DataError, InvalidParameter
 
 KINDS = ("numeric", "integer", "categorical", "boolean")
 # Where a bound / category list came from. Only "data" is a privacy leak.
 ORIGINS = ("declared", "documented", "data", "dp")
-NA_TOKENS = frozenset({"", "na", "n/a", "nan", "null", "none", "#n/a", "-nan", "<na>"})
 TRUE_TOKENS = frozenset({"true", "t", "yes"})
 FALSE_TOKENS = frozenset({"false", "f", "no"})
 _INT_RE = re.compile(r"^[+-]?\d+$")

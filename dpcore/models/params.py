@@ -6,11 +6,22 @@ low=..., high=...)`, in the spirit of scikit-learn's `_parameter_constraints`), 
 `ModelConfig.__post_init__` checks every field against its declaration, so no model, page or
 command repeats a check. Checks that tie two fields together live in a config's `_check`.
 `None` on a field declared `auto=V` means "V, or what the data allows" (the model's `plan`).
+
+Defaults for every caller (`defaults`): a field may declare `by_size`, its default for a number of
+training rows that is public (a built-in dataset's seeded split, never a file's private count), so
+the CLI, the Train page, the Story, sweeps and notebooks that build a `dpcore.runs.RunConfig`
+train the same model for the same settings.
+
+One parser (`parse_value`): the CLI's flags, a sweep's grid, the Train page's widgets, run files
+(config.json, model.json) and `config_from_dict` all turn text or a JSON value into a field's value
+here, so no entry point accepts a value another refuses.
 """
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
+import re
 import typing
 from dataclasses import dataclass
 from typing import Any
@@ -27,18 +38,20 @@ GROUPS = ("budget", "main", "advanced")  # Train page: privacy column, model col
 def hparam(default, help: str, *, choices: tuple | None = None, low: float | None = None,
            high: float | None = None, low_open: bool = False, high_open: bool = False,
            finite: bool = True, group: str = "advanced", auto: Any = None,
-           typical: tuple[int, int] | None = None):
+           typical: tuple[int, int] | None = None, by_size: tuple[tuple[int, Any], ...] | None = None):
     """A config field with its help text and constraints.
 
     choices: the allowed values; low/high: bounds (inclusive unless *_open); finite: refuse ±inf;
     group: where the Train page shows it; auto: the value `None` stands for when the data allows
-    it; typical: the slider range the Train page offers.
+    it; typical: the slider range the Train page offers; by_size: ((min_rows, value), …) from the
+    largest min_rows down, the default for a public training-row count (`size_default`).
     """
     if group not in GROUPS:
         raise ValueError(f"group must be one of {GROUPS}")
     meta = {"help": help, "choices": None if choices is None else tuple(choices), "low": low,
             "high": high, "low_open": low_open, "high_open": high_open, "finite": finite,
-            "group": group, "auto": auto, "typical": typical}
+            "group": group, "auto": auto, "typical": typical,
+            "by_size": None if by_size is None else tuple(sorted(by_size, key=lambda t: -t[0]))}
     return dataclasses.field(default=default, metadata=meta)
 
 
@@ -61,10 +74,24 @@ class Param:
     group: str
     auto: Any
     typical: tuple[int, int] | None
+    by_size: tuple[tuple[int, Any], ...] | None = None
 
 
 def config_fields(cls) -> list[Param]:
     """Every field of a config dataclass (the one walker the CLI, pages and validation use)."""
+    return list(_fields(cls))
+
+
+def config_field(cls, name: str) -> Param:
+    """Field `name` of config class `cls` (InvalidParameter naming it when it is not one)."""
+    for p in _fields(cls):
+        if p.name == name:
+            return p
+    raise InvalidParameter(f"{name!r} is not a parameter of {cls.__name__}")
+
+
+@functools.lru_cache(maxsize=None)
+def _fields(cls) -> tuple[Param, ...]:
     hints = typing.get_type_hints(cls)
     out = []
     for f in dataclasses.fields(cls):
@@ -76,8 +103,8 @@ def config_fields(cls) -> list[Param]:
         out.append(Param(f.name, tp, base, optional, f.default, m.get("help", ""), m.get("choices"),
                          m.get("low"), m.get("high"), m.get("low_open", False), m.get("high_open", False),
                          m.get("finite", True), m.get("group", "advanced"), m.get("auto"),
-                         m.get("typical")))
-    return out
+                         m.get("typical"), m.get("by_size")))
+    return tuple(out)
 
 
 def _bounds(p: Param) -> str:
@@ -116,6 +143,76 @@ def check_value(p: Param, value):
     return value
 
 
+NONE_WORDS = ("", "none", "null")  # text for "not set" (an optional field's auto)
+TRUE_WORDS, FALSE_WORDS = ("true", "1", "yes"), ("false", "0", "no")
+INT_RE = re.compile(r"[+-]?[0-9]{1,19}")  # ASCII only: int("٣٠٠") is 300, int("1_000") is 1000
+FLOAT_RE = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]{1,4})?|[+-]?inf(inity)?", re.IGNORECASE)
+INT_MAX = 2**63 - 1  # what torch and numpy seeds hold
+
+
+def _from_text(p: Param, text: str):
+    """Text typed by a person (a flag, a grid value, a text widget, a string in a run file)."""
+    t = text.strip()
+    if p.optional and t.lower() in NONE_WORDS:
+        return None
+    if p.base is bool:
+        if t.lower() in TRUE_WORDS + FALSE_WORDS:
+            return t.lower() in TRUE_WORDS
+        raise InvalidParameter(f"{p.name} must be true or false, got {text!r}")
+    if p.base is int:
+        if not INT_RE.fullmatch(t) or abs(int(t)) > INT_MAX:
+            raise InvalidParameter(f"{p.name} must be a whole number in ASCII digits (|n| < 2**63), got {text!r}")
+        return int(t)
+    if p.base is float:
+        value = float(t) if FLOAT_RE.fullmatch(t) else None
+        if value is None or (math.isinf(value) and "inf" not in t.lower()):
+            raise InvalidParameter(f"{p.name} must be a number like 0.5, 1e-3 or inf, got {text!r}")
+        return value
+    return t
+
+
+def parse_value(p: Param, value):
+    """`value` as field `p` holds it, checked against its declaration: text (CLI, grid, widget,
+    a run file's "inf") is parsed, a JSON value (number, bool, null) is taken as it is; a whole
+    float is an int field's int. Anything else: InvalidParameter naming the field."""
+    if isinstance(value, str):
+        value = _from_text(p, value)
+    elif (p.base is int and isinstance(value, float) and not isinstance(value, bool)
+          and math.isfinite(value) and value == int(value)):
+        value = int(value)
+    elif p.base is float and isinstance(value, int) and not isinstance(value, bool):
+        value = float(value)
+    if p.base not in (bool, int, float, str) and value is not None:
+        return value  # a field type the declarations do not use: left to the config's own checks
+    if isinstance(value, (list, dict, tuple, set)):
+        raise InvalidParameter(f"{p.name} must be a single value, got a {type(value).__name__}")
+    return check_value(p, value)
+
+
+def parse_param(cls, name: str, value):
+    """`parse_value` for field `name` of config class `cls`."""
+    return parse_value(config_field(cls, name), value)
+
+
+def size_default(p: Param, public_rows: int | None):
+    """`p`'s default for `public_rows` public training rows (None: the size is private → the
+    declared default, a constant; a run resolves its `auto` fields from the noisy ñ instead)."""
+    if p.by_size is None or public_rows is None:
+        return p.default
+    return next((v for least, v in p.by_size if public_rows >= least), p.default)
+
+
+def sized_fields(cls) -> tuple[str, ...]:
+    """Fields of `cls` whose default depends on a public training-row count."""
+    return tuple(p.name for p in _fields(cls) if p.by_size is not None)
+
+
+def defaults(cls, public_rows: int | None = None) -> dict:
+    """{field: default} of config class `cls` on `public_rows` public training rows (None: a file,
+    whose row count is private, or unknown). The one place every caller's defaults come from."""
+    return {p.name: size_default(p, public_rows) for p in _fields(cls)}
+
+
 class ModelConfig:
     """Base of every model's frozen config dataclass: validates each field from its declaration,
     then the config's own cross-field `_check`."""
@@ -139,9 +236,8 @@ def config_from_dict(cls, values: dict):
     unknown = sorted(set(values) - names)
     if unknown:
         raise InvalidParameter(f"unknown parameter(s) for {cls.__name__}: {', '.join(unknown)}")
-    # dumps() writes non-finite floats as strings (e.g. L-VAE's epsilon = inf): read them back
-    return cls(**{k: float(v) if isinstance(v, str) and v in ("inf", "-inf", "nan") else v
-                  for k, v in values.items()})
+    # text and JSON (dumps() writes L-VAE's epsilon = inf as "inf") through the one parser
+    return cls(**{k: parse_param(cls, k, v) for k, v in values.items()})
 
 
 # ----------------------------------------------------------------------------- shared declarations
@@ -153,8 +249,8 @@ def device_field():
     return hparam("cpu", "'cpu', 'cuda' or 'auto' (CUDA when available)", choices=("cpu", "cuda", "auto"))
 
 
-def epsilon_field(default: float, help: str, *, finite: bool = True):
-    return hparam(default, help, low=0, low_open=True, finite=finite, group="budget")
+def epsilon_field(default: float, help: str, *, finite: bool = True, **kw):
+    return hparam(default, help, low=0, low_open=True, finite=finite, group="budget", **kw)
 
 
 DEFAULT_DELTA = 1e-5  # every model's δ default, a constant (the app's too: dpcore.ui.defaults)

@@ -9,14 +9,16 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import torch
 
 from dpcore.data.dataset import Dataset
 from dpcore.errors import RunError
 from dpcore.io import atomic_write_bytes
+
+if TYPE_CHECKING:  # torch is imported where tensors are read, not when a run folder is listed
+    import torch
 
 MAX_FEATURES = 10_000_000  # columns a saved model may declare (a 3000×3000 RGB image is 27M: too big)
 
@@ -24,7 +26,7 @@ MAX_FEATURES = 10_000_000  # columns a saved model may declare (a 3000×3000 RGB
 def read_model_meta(directory, name: str) -> dict:
     """model.json of a saved model, checked field by field to hold a `name` model (one-line
     RunError otherwise: wrong types, missing keys, a list for an object, deep nesting, huge files)."""
-    from dpcore.runs.safety import MAX_MODEL_JSON_BYTES, read_json
+    from dpcore.files import MAX_MODEL_JSON_BYTES, read_json
 
     d = Path(directory)
     meta = read_json(d / "model.json", max_bytes=MAX_MODEL_JSON_BYTES, base=d.parent)
@@ -46,10 +48,23 @@ def read_model_meta(directory, name: str) -> dict:
         if meta.get(key) is not None and not isinstance(meta[key], dict):
             raise RunError(f"{where}: {key!r} must be an object")
     check_template(meta["template"], where)
-    from dpcore.runs.safety import ledger_records
-
     ledger_records(meta["ledger"], where)
     return meta
+
+
+def ledger_records(records, where: str):
+    """PrivacyLedger from a JSON list (model.json's, ledger.json's), any bad record a one-line
+    RunFileError."""
+    from dpcore.errors import DPCoreError
+    from dpcore.files import RunFileError
+    from dpcore.privacy.ledger import PrivacyLedger
+
+    if not isinstance(records, list) or not all(isinstance(r, dict) for r in records):
+        raise RunFileError(where, "ledger records must be a list of objects")
+    try:
+        return PrivacyLedger.from_list(records)
+    except (DPCoreError, TypeError, ValueError, KeyError) as exc:
+        raise RunFileError(where, f"bad ledger record ({' '.join(str(exc).split())[:120]})") from None
 
 def _plain(v):
     if isinstance(v, np.generic):
@@ -206,7 +221,7 @@ def check_safetensors(path) -> dict:
     import os
     import struct
 
-    from dpcore.runs.files import RunFileError, check_shape
+    from dpcore.files import RunFileError, check_shape
 
     p = Path(path)
     try:
@@ -272,6 +287,8 @@ def load_tensors(path) -> dict[str, torch.Tensor]:
         tensors = load(p.read_bytes())
     except Exception as exc:  # noqa: BLE001 - safetensors raises its own error types
         raise RunError(f"model weights unreadable: {path} ({' '.join(str(exc).split())[:120]})") from None
+    import torch
+
     if not all(torch.isfinite(t).all() for t in tensors.values() if t.is_floating_point()):
         raise RunError(f"model weights contain NaN or infinite values: {path}")
     return tensors

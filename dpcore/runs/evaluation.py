@@ -63,7 +63,8 @@ def load_evaluation(run_dir, strict: bool = False) -> dict:
     50 000 nested brackets, a symlink) gives {} — the run listing marks that run unreadable — or,
     with `strict`, the one-line RunError."""
     from dpcore.errors import DPCoreError
-    from dpcore.runs.safety import check_evaluation, read_json
+    from dpcore.files import read_json
+    from dpcore.runs.safety import check_evaluation
 
     try:
         return check_evaluation(read_json(Path(run_dir) / EVAL_FILE, default={}, base=Path(run_dir)))

@@ -2,7 +2,7 @@
 
 Why a lock and a partial folder: two processes training to one name, or a process killed mid-run,
 must never leave a folder that mixes two runs or looks finished when it is not. A name is reserved
-by an exclusive flock on ROOT/_locks/NAME.lock (dpcore.runs.safety.RunLock); a run trains in
+by an exclusive flock on ROOT/_locks/NAME.lock (dpcore.runs.liveness.RunLock); a run trains in
 ROOT/.NAME.partial-XXXX and is renamed to ROOT/NAME when training ends. `--overwrite` replaces only
 a run folder (config.json + status.json) that is not training; anything else is a RunError.
 """
@@ -17,12 +17,15 @@ from pathlib import Path
 
 from dpcore.errors import DPCoreError, InvalidParameter, RunError
 from dpcore.io import atomic_write_json
-from dpcore.runs.safety import RunLock
-from dpcore.runs.store import _NAME_RE, PARTIAL, Run, RunConfig, now_iso
+from dpcore.runs.config import RunConfig, now_iso
+from dpcore.runs.liveness import RunLock
+from dpcore.runs.naming import NAME_RE
+from dpcore.runs.store import PARTIAL, Run
+from dpcore.runs.uploads import is_upload, split_key_path, uploads_dir
 
 
 def check_run_name(name: str) -> str:
-    if not isinstance(name, str) or not _NAME_RE.fullmatch(name):
+    if not isinstance(name, str) or not NAME_RE.fullmatch(name):
         raise InvalidParameter(f"run name must be 1-128 letters, digits or ._=+- starting with a letter or "
                                f"digit (no slashes), got {name!r}")
     return name
@@ -199,9 +202,28 @@ def delete_run(path) -> None:
         csv = run.config.data.csv
         _remove_tree(p)
     if csv:
-        from dpcore.runs.uploads import forget_upload
-
         forget_upload(p.parent, csv)
+
+
+def forget_upload(root, csv: str | os.PathLike) -> bool:
+    """Delete an upload that no remaining run under `root` (finished or training) uses."""
+    if not is_upload(root, csv):
+        return False
+    for p in Path(root).iterdir():
+        if p.name == uploads_dir(root).name or not (p / "config.json").is_file():
+            continue
+        try:
+            other = Run(p).config.data.csv
+        except Exception:  # noqa: BLE001 - an unreadable run might use it: keep the file
+            return False
+        if other and Path(other) == Path(csv):
+            return False
+    for path in (Path(csv), split_key_path(csv)):
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            pass
+    return True
 
 
 def rename_run(path, new_name: str) -> Run:

@@ -3,8 +3,8 @@ made from it, e.g. `p3gm-fashion-mnist-eps1-share0.1-pca10-s0-20250101-120000`.
 
 Why one module: the same label names a run's folder, heads the Compare page's columns, labels the
 privacy–utility curve's lines and fills the Runs table's settings columns, so a reader sees the
-same "share0.1-pca10" everywhere. Names stay within the run-name rule of dpcore.runs.store
-(`[A-Za-z0-9][A-Za-z0-9._=+-]{0,127}`), with room for the "-N" a name collision adds.
+same "share0.1-pca10" everywhere. Names stay within the run-name rule (`NAME_RE`:
+`[A-Za-z0-9][A-Za-z0-9._=+-]{0,127}`), with room for the "-N" a name collision adds.
 """
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ MAX_NAME = 120  # ≤ 128 with a "-9999" collision suffix
 MAX_LABEL = 48  # the dataset part
 MAX_SETTINGS = 32
 _UNSAFE = re.compile(r"[^A-Za-z0-9._=+-]+")
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._=+-]{0,127}$")  # what a run folder may be called
 
 
 def model_defaults(model: str) -> dict:

@@ -14,8 +14,10 @@ from typing import Callable
 
 from dpcore.errors import DPCoreError, RunError
 from dpcore.models.base import PrivacyBudget, TrainingEvent
-from dpcore.runs.safety import HEARTBEAT_SECONDS, liveness
-from dpcore.runs.store import Run, RunConfig, begin_run, finish_run, now_iso
+from dpcore.runs.config import RunConfig, now_iso
+from dpcore.runs.folders import begin_run, finish_run
+from dpcore.runs.liveness import HEARTBEAT_SECONDS, liveness
+from dpcore.runs.store import Run
 
 EventFn = Callable[[TrainingEvent], "bool | None"]
 _FLUSH_SECONDS = 1.0
@@ -70,7 +72,7 @@ def _adopt(config: RunConfig | dict, root) -> RunConfig:
 
 
 def _forget_copies(config, adopted: RunConfig, root) -> None:
-    from dpcore.runs.uploads import forget_upload
+    from dpcore.runs.folders import forget_upload
 
     given = config if isinstance(config, RunConfig) else RunConfig.from_dict(config)
     for key in ("csv", "test_csv"):

@@ -1,8 +1,8 @@
 """What makes a run folder safe to open: every file read by one checked reader, then checked field
-by field against an allow-list of types.
+by field against an allow-list of types (run-file validation only).
 
 Why: a run folder may come from someone else (a shared drive, an e-mail) or be edited by hand.
-Every file of a run is read through `dpcore.runs.files` (size capped before reading, nesting capped,
+Every file of a run is read through `dpcore.files` (size capped before reading, nesting capped,
 no symbolic link inside the folder) and checked here (`check_config`, `check_status`,
 `check_ledger`, `check_evaluation`, `check_data_paths`), so a tampered or truncated file is a
 one-line RunFileError ("<file>: <reason>"), never a traceback, code that runs or a file outside the
@@ -14,11 +14,10 @@ import math
 import typing
 from pathlib import Path
 
-from dpcore.runs.files import (MAX_DEPTH, MAX_ITEMS, MAX_JSON_BYTES, MAX_METRICS_BYTES,  # noqa: F401
-                               MAX_MODEL_JSON_BYTES, RunFileError, check_inside, check_shape, read_json,
-                               read_run_bytes)
-from dpcore.runs.liveness import (HEARTBEAT_SECONDS, HOST, LOCKS, STALE_SECONDS, RunLock,  # noqa: F401
-                                  is_alive, liveness, pid_alive, running_state)
+from dpcore.files import RunFileError, check_inside, read_json  # noqa: F401 (read_json: dpcore.report's import)
+from dpcore.runs.naming import NAME_RE
+
+STATUSES = ("created", "running", "done", "stopped", "failed", "interrupted")  # status.json's "status"
 
 
 # ----------------------------------------------------------------------------- field checks
@@ -51,8 +50,26 @@ def _matches(hint, v) -> bool:
     return True  # a type this check does not know: left to the class's own validation
 
 
+def check_params(cls, values: dict, where: str, prefix: str = "") -> None:
+    """Every key of `values` is a field of model config class `cls` and parses as it (the
+    declaration's own parser, dpcore.models.params.parse_value, which the CLI and the pages use)."""
+    from dpcore.errors import InvalidParameter
+    from dpcore.models.params import config_fields, parse_value
+
+    if not isinstance(values, dict):
+        raise RunFileError(where, f"{prefix.rstrip('.') or 'it'} must be an object, got {type(values).__name__}")
+    fields = {p.name: p for p in config_fields(cls)}
+    for k, v in values.items():
+        if k not in fields:
+            raise RunFileError(where, f"{prefix}{str(k)[:40]} is not a known field")
+        try:
+            parse_value(fields[k], v)
+        except InvalidParameter as exc:
+            raise RunFileError(where, f"{prefix}{' '.join(str(exc).split())[:160]}") from None
+
+
 def check_fields(cls, values: dict, where: str, prefix: str = "") -> None:
-    """Every key of `values` is a field of dataclass `cls` and has the field's type."""
+    """Every key of `values` is a field of dataclass `cls` (DataConfig) and has the field's type."""
     import dataclasses
 
     if not isinstance(values, dict):
@@ -75,17 +92,15 @@ def check_config(d, where: str) -> dict:
     model = d.get("model")
     if not isinstance(model, str) or model not in MODELS:
         raise RunFileError(where, f"unknown model {str(model)[:40]!r}")
-    check_fields(MODELS[model].config_class, d.get("params", {}), where, "params.")
-    from dpcore.runs.store import DataConfig
+    check_params(MODELS[model].config_class, d.get("params", {}), where, "params.")
+    from dpcore.runs.config import DataConfig
 
     data = d.get("data") or {}
     check_fields(DataConfig, data, where, "data.")
     if not isinstance(d.get("name"), (str, type(None))):
         raise RunFileError(where, "name must be a string")
     if d.get("name") is not None:
-        from dpcore.runs.store import _NAME_RE
-
-        if not _NAME_RE.fullmatch(d["name"]):
+        if not NAME_RE.fullmatch(d["name"]):
             raise RunFileError(where, f"name {d['name'][:40]!r} is not a run name (letters, digits, ._=+-)")
     if data.get("dataset") is not None:
         from dpcore.data.registry import BUILTINS
@@ -189,8 +204,6 @@ _STATUS_TYPES = {"status": str, "message": (str, type(None)), "created": str, "s
 
 
 def check_status(d, where: str) -> dict:
-    from dpcore.runs.store import STATUSES
-
     if not isinstance(d, dict):
         raise RunFileError(where, f"must be an object, got {type(d).__name__}")
     for k, v in d.items():
@@ -210,6 +223,8 @@ def check_ledger(d, where: str) -> dict:
             raise RunFileError(where, f"{k} must be a number")
     if not isinstance(d.get("private", True), bool):
         raise RunFileError(where, "private must be true or false")
+    from dpcore.models.saved import ledger_records  # the one reader of a ledger list (model.json's too)
+
     ledger_records(d.get("records", []), where)
     if d.get("selection") is not None:
         selection_record(d["selection"], where)
@@ -231,26 +246,13 @@ def selection_record(d, where: str):
         raise RunFileError(where, f"bad selection record ({' '.join(str(exc).split())[:120]})") from None
 
 
-def ledger_records(records, where: str):
-    """PrivacyLedger from a JSON list, any bad record a one-line RunError."""
-    from dpcore.errors import DPCoreError
-    from dpcore.privacy.ledger import PrivacyLedger
-
-    if not isinstance(records, list) or not all(isinstance(r, dict) for r in records):
-        raise RunFileError(where, "ledger records must be a list of objects")
-    try:
-        return PrivacyLedger.from_list(records)
-    except (DPCoreError, TypeError, ValueError, KeyError) as exc:
-        raise RunFileError(where, f"bad ledger record ({' '.join(str(exc).split())[:120]})") from None
-
-
 def check_model_files(model_dir: Path, model: str) -> None:
     """model.json (every field, classes from the allow-list) and its config before any loading."""
     from dpcore.models import MODELS
     from dpcore.models.saved import read_model_meta
 
     meta = read_model_meta(model_dir, model)
-    check_fields(MODELS[model].config_class, meta["config"], "model.json", "config.")
+    check_params(MODELS[model].config_class, meta["config"], "model.json", "config.")
     check_inside(Path(model_dir).parent, Path(model_dir) / "weights.safetensors")
 
 

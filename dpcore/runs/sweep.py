@@ -117,31 +117,12 @@ class SweepSpec:
 
 
 def coerce(model: str, key: str, value):
-    """`value` (text from the CLI/app or a TOML value) as the type of `key` in the model's config."""
+    """`value` (text from the CLI/app or a TOML value) as field `key` of the model's config: the
+    declaration's own parser (dpcore.models.params.parse_param), the same one the CLI's flags use."""
     from dpcore.models import config_class
+    from dpcore.models.params import parse_param
 
-    tp = typing.get_type_hints(config_class(model))[key]
-    args = [a for a in typing.get_args(tp) if a is not type(None)]
-    base = args[0] if typing.get_origin(tp) is not None and len(args) == 1 else tp
-    try:
-        if isinstance(value, str) and value.strip().lower() in ("none", "null") and args:
-            return None
-        if base is bool:
-            if isinstance(value, str):
-                if value.strip().lower() not in ("true", "false", "1", "0"):
-                    raise ValueError(value)
-                return value.strip().lower() in ("true", "1")
-            return bool(value)
-        if base is int:
-            f = float(value)
-            if f != int(f):
-                raise ValueError(value)
-            return int(f)
-        if base is float:
-            return float(value)
-        return str(value).strip() if isinstance(value, str) else value
-    except (TypeError, ValueError):
-        raise InvalidParameter(f"{key}={value!r} is not a valid {getattr(base, '__name__', base)}") from None
+    return parse_param(config_class(model), key, value)
 
 
 def parse_grid(items) -> dict:
@@ -192,7 +173,7 @@ def point_configs(spec: SweepSpec):
     """RunConfig of every point (grid × seeds), named by `point_name`; each validated against
     the data before any run starts (bad values: a one-line InvalidParameter naming the point)."""
     from dpcore.runs.runner import prepare
-    from dpcore.runs.store import RunConfig
+    from dpcore.runs.config import RunConfig
 
     keys = list(spec.grid)
     out = []

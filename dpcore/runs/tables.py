@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from dpcore.errors import DataError, DPCoreError, RunError
-from dpcore.runs.files import RunFileError, read_json
+from dpcore.files import RunFileError, read_json
 from dpcore.runs.uploads import display_name, is_upload, uploads_dir
 
 TABLES = ".tables"
@@ -45,7 +45,7 @@ def _folder(root) -> Path:
 
 def _check(root, choice: dict, where: str) -> dict:
     from dpcore.runs.safety import check_fields
-    from dpcore.runs.store import DataConfig
+    from dpcore.runs.config import DataConfig
 
     check_fields(DataConfig, choice, where)
     try:

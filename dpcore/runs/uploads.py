@@ -101,29 +101,6 @@ def is_upload(root, csv: str | os.PathLike) -> bool:
     return p.is_absolute() and p.parent == uploads_dir(root)
 
 
-def forget_upload(root, csv: str | os.PathLike) -> bool:
-    """Delete an upload that no remaining run under `root` (finished or training) uses."""
-    if not is_upload(root, csv):
-        return False
-    from dpcore.runs.store import Run
-
-    for p in Path(root).iterdir():
-        if p.name == UPLOADS or not (p / "config.json").is_file():
-            continue
-        try:
-            other = Run(p).config.data.csv
-        except Exception:  # noqa: BLE001 - an unreadable run might use it: keep the file
-            return False
-        if other and Path(other) == Path(csv):
-            return False
-    for path in (Path(csv), split_key_path(csv)):
-        try:
-            path.unlink()
-        except FileNotFoundError:
-            pass
-    return True
-
-
 def adopt_csvs(root, data):
     """`data` (a DataConfig) with its csv / test_csv kept under ROOT/_uploads (copied once, by content)."""
     import dataclasses

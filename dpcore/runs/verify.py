@@ -93,7 +93,7 @@ def _last_event(path) -> dict | None:
 
 
 def _model_meta(run) -> dict | None:
-    from dpcore.runs.safety import MAX_MODEL_JSON_BYTES, read_json
+    from dpcore.files import MAX_MODEL_JSON_BYTES, read_json
 
     path = run.model_dir / "model.json"
     if not path.is_file():
@@ -126,7 +126,7 @@ def training_records(led) -> list:
 def check_run(run) -> LedgerCheck:
     """Recompute a run's ε from its ledger and compare it with every stored copy (see module doc).
 
-    A file that cannot be read at all is a RunError (dpcore.runs.safety); a file that reads but
+    A file that cannot be read at all is a RunError (dpcore.files); a file that reads but
     disagrees is a problem in the returned LedgerCheck."""
     from dpcore.models import MODELS
     from dpcore.privacy.accountant import epsilon as accountant_epsilon

@@ -23,7 +23,8 @@ from dpcore.ui.cache import (attack_estimate_seconds, attacks, bundle, canary_au
 from dpcore.ui.coverage import lvae_guarantee, what_eps_covers
 from dpcore.ui.data import (data_choice, data_config_fields, data_label, default_data_choice, load_data, parse_table,
                             parse_upload, save_upload, set_data_choice, table_gone)
-from dpcore.ui.defaults import dataset_why, default_dataset, demo_rows, fallback_note, public_size, size_defaults
+from dpcore.ui.defaults import (dataset_why, default_dataset, demo_rows, fallback_note, model_defaults, public_size,
+                                size_defaults)
 from dpcore.ui.forms import (DEFAULT_MODEL, EPSILON_CHOICES, coerce_param, config_fields, config_widget,
                              data_facts_json, default_delta, model_info, plan_preview, remember_params,
                              remembered_params)
@@ -35,7 +36,7 @@ from dpcore.ui.persist import keep_widgets, read_url, restore_widgets, url_notes
 from dpcore.ui.picker import choose_runs, headline_missing, list_runs, model_runs, run_picker, utility_points
 
 __all__ = [
-    "DEFAULT_MODEL", "dataset_why", "default_dataset", "demo_rows", "fallback_note", "public_size", "size_defaults",
+    "DEFAULT_MODEL", "model_defaults", "dataset_why", "default_dataset", "demo_rows", "fallback_note", "public_size", "size_defaults",
     "keep_widgets", "read_url", "restore_widgets", "url_notes", "write_url", "EPSILON_CHOICES", "EPSILON_EXPLAINER", "POLL_SECONDS", "TRAINING_NOTES",
     "LiveRun", "attack_estimate_seconds", "attacks", "bundle", "canary_audit", "choose_runs", "coerce_param",
     "config_fields", "config_widget", "data_choice", "data_config_fields", "data_facts_json", "data_label",

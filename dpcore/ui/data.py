@@ -32,13 +32,13 @@ def _load_data(config_json: str, max_bytes: int):
     if c.get("dataset") is not None:
         return load_split(c["dataset"], seed=c.get("split_seed", 0), test_size=c.get("test_size", 0.1),
                           outlier=c.get("outlier", False), n=c.get("n"))
-    from dpcore.runs.store import DataConfig
+    from dpcore.runs.config import DataConfig
 
     return DataConfig(**{k: v for k, v in c.items() if k in data_config_fields()}).load(max_bytes=max_bytes)
 
 
 def data_config_fields() -> set[str]:
-    from dpcore.runs.store import DataConfig
+    from dpcore.runs.config import DataConfig
 
     return {f.name for f in dataclasses.fields(DataConfig)}
 

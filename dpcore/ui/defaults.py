@@ -69,26 +69,32 @@ def public_size(data: dict, n: int) -> int | None:
     return n if isinstance(data, dict) and data.get("dataset") is not None else None
 
 
+def model_defaults(config_class, public_rows: int | None) -> dict:
+    """{field: default} of a model's config on `public_rows` public training rows (`public_size`):
+    the declarations' own (dpcore.models.params.defaults), the ones a RunConfig fills in for the CLI,
+    the Story, sweeps and notebooks, so the Train page trains the model they train."""
+    from dpcore.models.params import defaults
+
+    return defaults(config_class, public_rows)
+
+
+def _p3gm_default(name: str, n: int | None):
+    from dpcore.models import config_class
+    from dpcore.models.params import config_field, size_default
+
+    return size_default(config_field(config_class("p3gm"), name), n)
+
+
 def default_epsilon(n: int | None) -> float:
-    """The dataset's default ε for `n` public training rows (None: a file → FILE_EPSILON): small
-    data needs a larger ε (the noise that hides one row is the same whatever the size, so fewer
-    rows carry less signal through it)."""
-    if n is None:
-        return FILE_EPSILON
-    if n >= 10_000:
-        return 1.0
-    if n >= 3_000:
-        return 3.0
-    return 10.0
+    """P3GM's default ε for `n` public training rows (None: a file → FILE_EPSILON), declared with
+    its field (dpcore.models.p3gm_config.EPSILON_BY_SIZE): small data needs a larger ε."""
+    return float(_p3gm_default("epsilon", n))
 
 
 def default_epochs(n: int | None) -> int | None:
     """P3GM's default epochs for `n` public training rows (None: the model's own `auto`, which a run
-    resolves from ñ; always for a file). DP-SGD's noise per step is fixed, so a small dataset gets
-    more passes (its steps are few and cheap)."""
-    if n is None or n >= 10_000:
-        return None
-    return 10
+    resolves from ñ; always for a file), declared with its field (EPOCHS_BY_SIZE)."""
+    return _p3gm_default("epochs", n)
 
 
 def size_defaults(n: int | None) -> dict:

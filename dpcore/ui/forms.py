@@ -54,14 +54,12 @@ def config_widget(p, key: str, container=None, default=Any, placeholder: str | N
 
 
 def coerce_param(p, value):
-    """Widget value → the field's type ("inf" text → inf, "" → None)."""
-    if value is None or (isinstance(value, str) and value.strip() in ("", "None")):
-        return None
-    if p.base is float:
-        return float(value)
-    if p.base is int:
-        return int(value)
-    return value
+    """Widget value → the field's value ("inf" text → inf, "" → None), checked: the declaration's
+    own parser (dpcore.models.params.parse_value, the CLI's and the sweeps' too); a bad value is
+    its one-line InvalidParameter naming the field."""
+    from dpcore.models.params import parse_value
+
+    return parse_value(p, value)
 
 
 def remember_params(model: str, params: dict) -> None:

@@ -73,7 +73,7 @@ def data_fields(choice: dict) -> dict:
     """The data choice's fields a run's data config holds (the page's choice has a few more)."""
     import dataclasses
 
-    from dpcore.runs.store import DataConfig
+    from dpcore.runs.config import DataConfig
 
     names = {f.name for f in dataclasses.fields(DataConfig)}
     return {k: v for k, v in choice.items() if k in names}
@@ -81,7 +81,7 @@ def data_fields(choice: dict) -> dict:
 
 def pair_for(choice: dict) -> list:
     """The Story's pair on a data choice (loads the data: its size sets ε and epochs)."""
-    from dpcore.runs.store import DataConfig
+    from dpcore.runs.config import DataConfig
 
     data = data_fields(choice)
     train, _ = DataConfig(**data).load()

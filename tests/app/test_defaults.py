@@ -101,7 +101,10 @@ def test_settings_label_is_the_same_short_form_in_the_runs_table_and_compare(run
     from dpcore.runs import RunConfig, train_run
     from dpcore.ui.tables import runs_table, settings_label
 
-    assert settings_label("p3gm", RunConfig("p3gm", {"pca_dim": 30}).params) == ""  # all defaults
+    file = {"csv": "rows.csv"}  # a file's defaults are the declared constants (its size is private)
+    assert settings_label("p3gm", RunConfig("p3gm", {"pca_dim": 30}, file).params) == ""  # all defaults
+    # digits' public size gives P3GM 10 epochs (not the auto 4), on the CLI as on the Train page
+    assert settings_label("p3gm", RunConfig("p3gm", {"pca_dim": 30}).params) == "epochs10"
     run = train_run(RunConfig("pgm", {**TINY, "components": 2}, {"dataset": "digits", "test_size": 0.2}), runs_dir)
     assert "-pca10-K2-epochs1-" in run.name
     row = runs_table([run.summary()]).iloc[0]

@@ -6,7 +6,7 @@ import pytest
 
 from dpcore.cli import main
 from dpcore.runs import list_runs
-from dpcore.runs.safety import RunLock
+from dpcore.runs.liveness import RunLock
 
 VAE = ["--model", "vae", "--dataset", "digits", "--rows", "200", "--latent-dim", "2", "--hidden", "8",
        "--epochs", "1", "--batch-size", "100"]

@@ -10,8 +10,8 @@ import pytest
 
 from dpcore.errors import InvalidParameter, RunError
 from dpcore.runs import Run, RunConfig, create_run, delete_run, list_runs, rename_run, train_run
-from dpcore.runs.safety import RunLock
-from dpcore.runs.store import check_run_name
+from dpcore.runs.folders import check_run_name
+from dpcore.runs.liveness import RunLock
 
 VAE = dict(latent_dim=2, hidden=8, epochs=1, batch_size=100)
 DATA = {"dataset": "digits", "split_seed": 0, "n": 200}
@@ -96,7 +96,7 @@ def test_a_deleted_run_folder_is_not_recreated(tmp_path):
 
 
 def test_concurrent_auto_named_runs_do_not_collide(tmp_path):
-    from dpcore.runs.store import create_run as create
+    from dpcore.runs.folders import create_run as create
 
     made, errors = [], []
 

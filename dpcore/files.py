@@ -5,7 +5,8 @@ file of a run is read through `read_run_bytes` / `read_json` here: a file over i
 read, a symbolic link anywhere inside the run folder (the file, `model/`, …) is refused instead of
 followed, and JSON deeper than MAX_DEPTH or with more than MAX_ITEMS entries is refused without
 recursing. A bad file raises `RunFileError(file, reason)`, which the run listing shows as
-"unreadable: <file>: <reason>" while every other run stays usable.
+"unreadable: <file>: <reason>" while every other run stays usable. It sits below the models and
+the runs (it imports only dpcore.errors), so a saved model reads its model.json through it too.
 """
 from __future__ import annotations
 
