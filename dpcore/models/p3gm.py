@@ -112,8 +112,11 @@ class P3GM(NeuralSynthesizer):
                              center=config.pca_center, spent=with_count(facts.spent_ledger())).to_dict()
         noise = {"σ_p  (DP-PCA)": cal["pca_sigma"], "σ_e  (DP-EM)": cal["em_sigma"],
                  "σ_s  (DP-SGD)": cal["sgd_sigma"]}
+        notes = [] if cal.get("achieved_share") is None else [
+            f"Orange: the encoder (DP-PCA + DP-EM) — {cal['achieved_share']:.0%} of the budget; blue: DP-SGD "
+            "on the decoder. Shares are of the Rényi-DP budget at the order where the accountant's ε is attained."]
         return Plan(cls.name, config, total, noise=noise, epsilon=cal["epsilon"], delta=cal["delta"],
-                    ledger=cal["ledger"], details=cal)
+                    ledger=cal["ledger"], details=cal, notes=notes)
 
     # ------------------------------------------------------------------ fit
     def _fit(self, run: FitRun) -> None:
@@ -388,6 +391,7 @@ class PGM(P3GM):
     description = "PGM: P3GM without noise (ε = ∞) — the non-private ceiling of the same architecture."
     config_class = PGMConfig
     private = False
+    role = "ceiling"
 
 
 class P3GMAE(P3GM):

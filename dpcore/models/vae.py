@@ -63,6 +63,7 @@ class VAE(NeuralSynthesizer):
     description = "VAE: a plain variational autoencoder, no privacy (ε = ∞)."
     config_class = VAEConfig
     private = False
+    role = "ceiling"
     legacy_defaults = {"tabular_heads": "flat"}
 
     def _fit(self, run: FitRun) -> None:
@@ -135,3 +136,4 @@ class DPVAE(VAE):
     description = "DP-VAE: the whole VAE trained with DP-SGD — the usual baseline P3GM improves on."
     config_class = DPVAEConfig
     private = True
+    role = "private"

@@ -13,14 +13,14 @@ Pages use `from dpcore import ui` and the names below; each lives in the module 
 - `live`: the session's live run and ε sweep, the sidebar status line
 - `cache`: per-run cached bundle and evaluations (keyed by run name + mtime)
 - `picker`: listing and choosing saved runs, their saved scores
-- `coverage`: what ε covers (Privacy page panel) and L-VAE's ε = ∞ with its scoped certificate
+- `coverage`: what ε covers (Privacy page panel) and a model's own claim beside ε = ∞
 
 Only this package imports Streamlit; torch and the models load inside the helpers that need them,
 so the first page paints quickly.
 """
 from dpcore.ui.cache import (attack_estimate_seconds, attacks, bundle, canary_audit, fit_warnings, key, latent, marginals, one_way, report_html, run_mtime, samples,
                              synthetic_csv, synthetic_warnings, utility)
-from dpcore.ui.coverage import lvae_guarantee, what_eps_covers
+from dpcore.ui.coverage import model_claim, what_eps_covers
 from dpcore.ui.data import (data_choice, data_config_fields, data_label, default_data_choice, load_data, parse_table,
                             parse_upload, save_upload, set_data_choice)
 from dpcore.ui.defaults import dataset_why, default_dataset, demo_rows, fallback_note, public_size, size_defaults
@@ -44,5 +44,5 @@ __all__ = [
     "parse_table", "parse_upload", "plan_preview",
     "remember_params", "remembered_params", "report_html", "run_mtime", "run_picker", "runs_root", "samples",
     "save_upload", "set_data_choice", "set_live_run", "set_sweep_state", "sidebar_status", "sweep_state",
-    "synthetic_csv", "synthetic_warnings", "fit_warnings", "upload_limit_bytes", "utility", "utility_points", "lvae_guarantee", "what_eps_covers",
+    "synthetic_csv", "synthetic_warnings", "fit_warnings", "upload_limit_bytes", "utility", "utility_points", "model_claim", "what_eps_covers",
 ]

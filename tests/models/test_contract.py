@@ -18,7 +18,7 @@ from dpcore.privacy.accountant import epsilon as accountant_epsilon
 from dpcore.models.params import (REPRODUCIBLE_NOISE_HELP, ModelConfig, delta_field, device_field,
                                   epsilon_field, hparam, positive, seed_field)
 from dpcore.models.rows import model_matrix, split_output
-from dpcore.models.synthesizer import BaseSynthesizer, Plan
+from dpcore.models.synthesizer import ROLES, BaseSynthesizer, Plan
 
 
 @dataclass(frozen=True)
@@ -162,6 +162,9 @@ def test_declares_itself(name):
         if p.choices is not None:
             assert p.default in p.choices
     assert ("epsilon" in {p.name for p in cls.parameters()}) or not cls.private
+    # what is particular to it is declared, for the CLI, the pages and the reports to read
+    assert cls.role in ROLES and (cls.role == "private") == cls.private
+    assert isinstance(cls.notes, tuple) and all(isinstance(n, str) and n for n in cls.notes)
 
 
 @pytest.mark.parametrize("name", _names())
@@ -199,6 +202,8 @@ def test_samples_in_the_schema_and_repeat_with_the_seed(name, fitted, data_for, 
 def test_private_ledger_keeps_the_budget_with_secret_noise(name, fitted):
     model, _, result = fitted(name)
     ledger = model.privacy_ledger()
+    claim = model.privacy_claim()  # a claim beside ε only for a non-private model, in words
+    assert claim is None or (not model.private and claim["summary"] and claim["label"])
     if not model.private:
         assert math.isinf(result.epsilon) and len(ledger) == 0
         return
