@@ -150,7 +150,7 @@ def outlier_experiment(quick: bool, names=OUTLIER_MODELS, epochs: int | None = N
 def gswgan_run(dataset: str, epsilon_target: float, quick: bool, **overrides) -> dict:
     """One GS-WGAN fit with the CPU configuration (plus `overrides`), scored by MLP accuracy."""
     from dpcore.data import load_split
-    from dpcore.models.base import PrivacyBudget
+    from dpcore.models.protocol import PrivacyBudget
     from dpcore.models.gswgan import GSWGAN, GSWGANConfig
     from dpcore.privacy.accountant import epsilon
 

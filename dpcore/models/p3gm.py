@@ -34,10 +34,10 @@ from dpcore.models import networks
 from dpcore.models.label_shares import CALIBRATION_DRAWS, level_shares, sample_with_quotas, shares_from_mean
 from dpcore.models.mixture import diag_gauss_logpdf, mog_logpdf, mog_sample
 from dpcore.models.p3gm_config import PCA_DIM, P3GMAEConfig, P3GMConfig, PGMConfig  # noqa: F401 (re-exported)
-from dpcore.models.prior_decoder import NeuralSynthesizer, _replace
+from dpcore.models.neural import NeuralSynthesizer, _replace
 from dpcore.models.rows import image_pool_matrix, pooled_width, split_output
 from dpcore.models.synthesizer import DataFacts, FitRun, Plan
-from dpcore.models.training import Progress, check_finite, train_sgd
+from dpcore.models.training import FitProgress, check_finite, train_sgd
 from dpcore.privacy.randomness import NoiseSource
 
 def clip_codes(Z: np.ndarray, radius: float | None) -> np.ndarray:
@@ -303,7 +303,7 @@ class P3GM(NeuralSynthesizer):
                 last.weight.mul_(0.01)
                 last.bias.copy_(torch.as_tensor(np.log(self.mog["variances"].mean(0))))
 
-    def _warmup(self, prog: Progress, steps: int) -> None:
+    def _warmup(self, prog: FitProgress, steps: int) -> None:
         """Decoder on z ~ prior → inverse-PCA(z): uses only DP outputs (post-processing, ε-free)."""
         cfg = self.config
         comps = torch.as_tensor(self.pca["components"], device=self.device)
@@ -336,7 +336,7 @@ class P3GM(NeuralSynthesizer):
     def _logvar(self, x: torch.Tensor) -> torch.Tensor:
         return self.encoder(x).clamp(-12.0, 6.0)
 
-    def _train(self, X: np.ndarray, gen: torch.Generator, sig: dict, prog: Progress,
+    def _train(self, X: np.ndarray, gen: torch.Generator, sig: dict, prog: FitProgress,
                noise: NoiseSource) -> int:
         cfg = self.config
         Xt = torch.as_tensor(X, device=self.device)

@@ -32,7 +32,7 @@ import numpy as np
 from dpcore.data.dataset import Dataset
 from dpcore.errors import InvalidParameter, RunError
 from dpcore.io import as_float, atomic_write_json
-from dpcore.models.base import Callback, FitResult, PrivacyBudget
+from dpcore.models.protocol import Callback, FitResult, PrivacyBudget
 from dpcore.models.params import ModelConfig, config_fields, config_from_dict, config_to_dict
 from dpcore.privacy.ledger import MechanismRecord, PrivacyLedger
 
@@ -108,9 +108,9 @@ class FitRun:
         self.progress = None
 
     def start(self, total_steps: int):
-        from dpcore.models.training import Progress
+        from dpcore.models.training import FitProgress
 
-        self.progress = Progress(total_steps, self.callback, self.meter)
+        self.progress = FitProgress(total_steps, self.callback, self.meter)
         return self.progress
 
 

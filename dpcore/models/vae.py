@@ -17,7 +17,7 @@ from torch import nn
 from dpcore.models import networks
 from dpcore.models.params import (REPRODUCIBLE_NOISE_HELP, ModelConfig, count, delta_field, device_field,
                                   epsilon_field, hparam, positive, seed_field)
-from dpcore.models.prior_decoder import NUMERIC_BINS_HELP, TABULAR_HEADS_HELP, NeuralSynthesizer
+from dpcore.models.neural import NUMERIC_BINS_HELP, TABULAR_HEADS_HELP, NeuralSynthesizer
 from dpcore.models.synthesizer import FitRun
 from dpcore.models.training import train_sgd
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from dpcore.errors import DPCoreError, RunError
-from dpcore.models.base import PrivacyBudget, TrainingEvent
+from dpcore.models.protocol import PrivacyBudget, TrainingEvent
 from dpcore.runs.safety import HEARTBEAT_SECONDS, liveness
 from dpcore.runs.store import Run, RunConfig, begin_run, finish_run, now_iso
 

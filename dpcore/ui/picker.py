@@ -14,16 +14,17 @@ from dpcore.ui.live import live_run
 from dpcore.ui.nav import fmt_eps, runs_root
 
 
-def list_runs():
-    from dpcore.runs.store import list_runs as _list
+def run_summaries():
+    """Every run of the workspace (`dpcore.runs.list_runs` of the runs root), newest first."""
+    from dpcore.runs.store import list_runs
 
-    return _list(runs_root())
+    return list_runs(runs_root())
 
 
 def model_runs() -> list:
     """Summaries of runs that have a usable model (done or stopped), newest first."""
     out = []
-    for s in list_runs():
+    for s in run_summaries():
         if s.status in ("done", "stopped") and (Path(s.path) / "model" / "model.json").is_file():
             out.append(s)
     return out
@@ -89,7 +90,7 @@ def utility_points() -> list[dict]:
     from dpcore.ui.tables import run_data, settings_label
 
     out = []
-    for s in list_runs():
+    for s in run_summaries():
         h = headline(load_evaluation(s.path))
         if h["utility"] is not None and not math.isnan(s.epsilon):
             label = settings_label(s.model, s.params or {}, run_data(s.path))
