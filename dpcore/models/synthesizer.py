@@ -264,6 +264,25 @@ class BaseSynthesizer:
     def privacy_ledger(self) -> PrivacyLedger:
         return self.ledger
 
+    @property
+    def epsilon(self) -> float:
+        """The accountant's ε of this model's ledger at the δ it was fitted for (∞ for a
+        non-private model), computed from the ledger each time, never stored."""
+        self._check_fitted()
+        if not self.private:
+            return math.inf
+        from dpcore.privacy.accountant import epsilon
+
+        return float(epsilon(self.ledger, self.delta))
+
+    @property
+    def delta(self) -> float:
+        """The δ of the fit's budget (0 for a non-private model)."""
+        self._check_fitted()
+        if not self.private or self.fit_result is None:
+            return 0.0
+        return float(self.fit_result.delta)
+
     def privacy_claim(self) -> dict | None:
         """A guarantee the model states beside the accountant's ε, or None (the accountant's ε of
         the ledger is all there is). A claim is a dict with at least "summary" (what it covers and
