@@ -64,3 +64,21 @@ def test_bad_settings_fail_in_one_line_before_training(frame, kwargs, words):
     with pytest.raises(InvalidParameter) as exc:
         dpcore.fit(frame, target="y", callback=seen.append, **kwargs)
     assert words in str(exc.value) and "\n" not in str(exc.value) and not seen
+
+
+def test_the_readme_block_runs(frame, tmp_path, monkeypatch, capsys):
+    """The README's Python API block, as written, on a small CSV."""
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Python API", 1)[1]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    frame.to_csv(tmp_path / "table.csv", index=False)
+    monkeypatch.chdir(tmp_path)
+    scope: dict = {}
+    exec(compile(code, "README.md", "exec"), scope)
+    model, rows = scope["model"], scope["rows"]
+    assert type(model) is get_model("aim") and model.epsilon == pytest.approx(1.0, rel=1e-6)
+    assert str(model.epsilon) in capsys.readouterr().out
+    assert list(rows.columns) == list(frame.columns) and len(rows) == 1000
