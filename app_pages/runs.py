@@ -242,7 +242,7 @@ if rows:
     st.plotly_chart(privacy_utility_figure(pts), key="runs.curve")
     st.caption(f"Utility = mean {metric} of classifiers trained on synthetic rows, tested on real ones. "
                "One line per model family and settings (mean over seeds, band: their range); diamonds at ∞: "
-               "the family's model without noise (PGM for P3GM, VAE for DP-VAE), the top of its curve; "
+               f"the family's model without noise ({ui.ceiling_pairs()}), the top of its curve; "
                "dotted: classifiers trained on the real rows.")
     from dpcore.figures import curve_checks
 

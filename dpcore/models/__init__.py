@@ -65,6 +65,17 @@ def get_model(name: str) -> type:
     return MODELS[name]
 
 
+def family(name: str) -> str:
+    """The privacy–utility curve a model's runs belong to: the private model a "ceiling" model is
+    the noise-free twin of (its declared `ceiling_of`: PGM → P3GM), else the model itself (also for
+    a name no longer registered or whose module cannot be imported here)."""
+    try:
+        cls = MODELS[name]
+    except (KeyError, ImportError):
+        return name
+    return getattr(cls, "ceiling_of", None) or name
+
+
 def config_class(name: str) -> type:
     """The frozen config dataclass of model `name` (its fields are the model's hyperparameters)."""
     return get_model(name).config_class

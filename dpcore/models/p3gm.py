@@ -392,6 +392,7 @@ class PGM(P3GM):
     config_class = PGMConfig
     private = False
     role = "ceiling"
+    ceiling_of = "p3gm"
 
 
 class P3GMAE(P3GM):

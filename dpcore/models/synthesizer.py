@@ -140,6 +140,7 @@ class BaseSynthesizer:
     description = ""
     private = True
     role = "private"  # one of ROLES; "private" exactly when `private`
+    ceiling_of: str | None = None  # role "ceiling": the registered private model it is the twin of
     notes: tuple[str, ...] = ()  # sentences said wherever the model is offered (the Train page)
     counts_rows = True
     takes_images = True  # False: tables only (AIM, MST)

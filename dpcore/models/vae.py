@@ -64,6 +64,7 @@ class VAE(NeuralSynthesizer):
     config_class = VAEConfig
     private = False
     role = "ceiling"
+    ceiling_of = "dp-vae"
     legacy_defaults = {"tabular_heads": "flat"}
 
     def _fit(self, run: FitRun) -> None:
@@ -137,3 +138,4 @@ class DPVAE(VAE):
     config_class = DPVAEConfig
     private = True
     role = "private"
+    ceiling_of = None

@@ -32,12 +32,12 @@ from dpcore.ui.live import (POLL_SECONDS, LiveRun, eta_seconds, live_run, set_li
 from dpcore.ui.nav import (EPSILON_EXPLAINER, TRAINING_NOTES, fmt_eps, fmt_seconds, guard, runs_root,
                            upload_limit_bytes)
 from dpcore.ui.persist import keep_widgets, read_url, restore_widgets, url_notes, write_url
-from dpcore.ui.picker import choose_runs, headline_missing, model_runs, run_summaries, run_picker, utility_points
+from dpcore.ui.picker import ceiling_pairs, choose_runs, headline_missing, model_runs, run_summaries, run_picker, utility_points
 
 __all__ = [
     "DEFAULT_MODEL", "dataset_why", "default_dataset", "demo_rows", "fallback_note", "public_size", "size_defaults",
     "keep_widgets", "read_url", "restore_widgets", "url_notes", "write_url", "EPSILON_CHOICES", "EPSILON_EXPLAINER", "POLL_SECONDS", "TRAINING_NOTES",
-    "LiveRun", "attack_estimate_seconds", "attacks", "bundle", "canary_audit", "choose_runs", "coerce_param",
+    "LiveRun", "attack_estimate_seconds", "attacks", "bundle", "canary_audit", "ceiling_pairs", "choose_runs", "coerce_param",
     "config_fields", "config_widget", "data_choice", "data_config_fields", "data_facts_json", "data_label",
     "default_data_choice", "default_delta", "eta_seconds", "fmt_eps", "fmt_seconds", "guard", "headline_missing", "key",
     "latent", "run_summaries", "live_run", "load_data", "cached_marginals", "model_info", "model_runs", "one_way",

@@ -21,6 +21,14 @@ def run_summaries():
     return list_runs(runs_root())
 
 
+def ceiling_pairs() -> str:
+    """"PGM for P3GM, VAE for DP-VAE": each model declared the noise-free twin of a private one."""
+    from dpcore.models import MODELS, family
+
+    return ", ".join(f"{n.upper()} for {family(n).upper()}" for n in MODELS
+                     if family(n) != n)
+
+
 def model_runs() -> list:
     """Summaries of runs that have a usable model (done or stopped), newest first."""
     out = []
@@ -85,7 +93,7 @@ def headline_missing(path) -> bool:
 
 def utility_points() -> list[dict]:
     """(model, dataset, ε, utility) of every scored run: the privacy–utility curve's points."""
-    from dpcore.figures.utility import family
+    from dpcore.models import family
     from dpcore.report import headline, load_evaluation
     from dpcore.ui.tables import run_data, settings_label
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dpcore.models import MODELS, get_model, load_model, register_model
+from dpcore.models import MODELS, family, get_model, load_model, register_model
 from dpcore.privacy.accountant import epsilon as accountant_epsilon
 from dpcore.models.synthesizer import ROLES, BaseSynthesizer
 
@@ -104,6 +104,10 @@ def test_declares_itself(name):
     assert ("epsilon" in {p.name for p in cls.parameters()}) or not cls.private
     # what is particular to it is declared, for the CLI, the pages and the reports to read
     assert cls.role in ROLES and (cls.role == "private") == cls.private
+    if cls.role == "ceiling":  # the noise-free twin of a registered private model: one curve with it
+        assert get_model(cls.ceiling_of).private and family(name) == cls.ceiling_of
+    else:
+        assert cls.ceiling_of is None and family(name) == name
     assert isinstance(cls.notes, tuple) and all(isinstance(n, str) and n for n in cls.notes)
 
 
