@@ -66,7 +66,7 @@ with tabs[1]:
                "over the bins can show: 0 = identical distributions, 1 = disjoint.")
 
     def draw_marginals(name: str) -> None:
-        m = ui.marginals(*ui.key(name))
+        m = ui.cached_marginals(*ui.key(name))
         a, b = st.columns(2)
         a.metric("1-way TVD (mean over columns)", f"{m['tvd_1way']:.3f}")
         b.metric("2-way TVD (mean over column pairs)", f"{m['tvd_2way']:.3f}")
@@ -82,7 +82,7 @@ with tabs[1]:
         with ui.guard():
             from dpcore.figures import shared_color_scale
 
-            heatmaps = dict(zip(chosen, shared_color_scale([ui.marginals(*ui.key(n))["heatmap"] for n in chosen])))
+            heatmaps = dict(zip(chosen, shared_color_scale([ui.cached_marginals(*ui.key(n))["heatmap"] for n in chosen])))
     side_by_side(draw_marginals)
 
 with tabs[2]:
@@ -127,7 +127,7 @@ with tabs[3]:
                "next to the same classifiers trained on the real training rows (the reference).")
 
     def draw_utility(name: str) -> None:
-        res, fig = ui.utility(*ui.key(name))
+        res, fig = ui.cached_utility(*ui.key(name))
         if res is None:
             st.caption("No target column: utility needs labels.")
             return

@@ -21,10 +21,10 @@ model = b.model
 
 # ------------------------------------------------------------------ the guarantee
 st.subheader("The guarantee", divider="gray")
-claim = model.privacy_claim() if hasattr(model, "privacy_claim") else None
+claim = model.privacy_claim()  # a model's own claim beside the accountant's ε (None for most)
 ledger = b.run.ledger()
 if claim is not None:
-    ui.lvae_guarantee(claim)
+    ui.model_claim(claim)
 elif not b.private:
     st.metric("ε", "∞", help="Not differentially private")
     st.warning("**ε = ∞** — this model was trained without differential privacy. Nothing bounds what "

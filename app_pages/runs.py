@@ -23,7 +23,7 @@ from dpcore.ui.story_job import current_job  # noqa: E402
 if (story_job := current_job()) is not None and story_job.is_alive():  # the Story's one job, while it runs
     text, frac = story_job.progress()
     st.progress(frac, text=md(f"Story job: {text}"))
-summaries = ui.list_runs()
+summaries = ui.run_summaries()
 if not summaries:
     st.info("No runs yet. Train one on the **Train** page.", icon=":material/info:")
 else:
@@ -56,7 +56,7 @@ else:
         bar = st.progress(0.0, text="Scoring…")
         for i, s in enumerate(todo):
             with ui.guard():
-                ui.utility(*ui.key(s.name))
+                ui.cached_utility(*ui.key(s.name))
                 ui.attacks(*ui.key(s.name), DEFAULT)
             bar.progress((i + 1) / len(todo), text=f"Scored {s.name}")
         st.rerun()
@@ -220,7 +220,7 @@ if sweep is not None and not sweep["handle"].is_alive() and not sweep.get("score
     for run in sweep["handle"].runs:
         if run.status().get("status") in ("done", "stopped"):
             with ui.guard():
-                ui.utility(*ui.key(run.name))
+                ui.cached_utility(*ui.key(run.name))
     sweep["scored"] = True
 
 # ------------------------------------------------------------------ privacy–utility curve
@@ -237,7 +237,7 @@ if rows:
     st.plotly_chart(privacy_utility_figure(pts), key="runs.curve")
     st.caption(f"Utility = mean {metric} of classifiers trained on synthetic rows, tested on real ones. "
                "One line per model family and settings (mean over seeds, band: their range); diamonds at ∞: "
-               "the family's model without noise (PGM for P3GM, VAE for DP-VAE), the top of its curve; "
+               f"the family's model without noise ({ui.ceiling_pairs()}), the top of its curve; "
                "dotted: classifiers trained on the real rows.")
     from dpcore.figures import curve_checks
 

@@ -82,7 +82,7 @@ for col, name, role in ((cols[0], p_name, "private"), (cols[1], n_name, "nonpriv
         ev = load_evaluation(s.path)
         results = story.saved_results(ev)
         if not results or not ev.get("utility"):  # not a Story run: score it here (cached, saved)
-            ui.utility(*ui.key(name))
+            ui.cached_utility(*ui.key(name))
             results = ui.attacks(*ui.key(name), DEFAULT)[0]
             ev = load_evaluation(s.path)
         sides[role] = nums = story.side_numbers(ev, s.epsilon)

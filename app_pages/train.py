@@ -27,6 +27,12 @@ if unknown_keys:
     st.warning("Your schema edits (" + ", ".join(sorted(unknown_keys)) + ") cannot be recorded in a "
                "run yet: the run re-reads the file with the inferred schema.", icon=":material/warning:")
 
+# What a model trained without DP is for, by its declared role (BaseSynthesizer.role)
+NON_PRIVATE_ROLES = {
+    "ceiling": "Use it as the utility ceiling the private model of its family is compared with.",
+    "baseline": "A non-private baseline: compare with it, but it is the noise-free twin of no private model here.",
+}
+
 live = ui.live_run()
 busy = live is not None and live.running
 
@@ -181,16 +187,16 @@ with left:
         if params["delta"] >= 1 / train.n:
             st.warning(f"δ ≥ 1/n = {1 / train.n:.1e}: the guarantee would allow leaking a whole record.",
                        icon=":material/warning:")
-        for p in fields.values():  # the budget's split (P3GM's encoder share)
+        for p in fields.values():  # the budget's split (a field of group "budget", e.g. an encoder share)
             if p.group == "budget" and p.name not in params:
                 params[p.name] = st.slider(p.name.replace("_", " ").capitalize() + " of ε", 0.05, 0.95,
                                            float(defaults[p.name]), 0.05, key=k + p.name, help=p.help)
+        for note in info["notes"]:
+            st.caption(md(note))
     else:
         st.metric("ε", "∞", help="Not differentially private")
-        st.info("**ε = ∞** — this model is trained without differential privacy. Use it as the "
-                "utility ceiling a private model is compared with."
-                + (" Its certificate covers only exact posterior re-sampling, which the workbench does not offer."
-                   if info["certified"] else ""), icon=":material/lock_open:")
+        st.info("**ε = ∞** — this model is trained without differential privacy. " + NON_PRIVATE_ROLES[info["role"]]
+                + "".join(" " + note for note in info["notes"]), icon=":material/lock_open:")
     with st.expander("What do ε and δ mean?"):
         st.markdown(ui.EPSILON_EXPLAINER)
 with right:
@@ -253,10 +259,8 @@ if error is None and plan["noise"]:
                       "is the same.")
     st.plotly_chart(budget_share_figure(PrivacyLedger.from_list(plan["ledger"]), plan["delta"]),
                     key="train.share")
-    if plan["details"].get("achieved_share") is not None:
-        st.caption(f"Orange: the encoder (DP-PCA + DP-EM) — {plan['details']['achieved_share']:.0%} of the "
-                   "budget; blue: DP-SGD on the decoder. Shares are of the Rényi-DP budget at the order where "
-                   "the accountant's ε is attained.")
+    for note in plan["notes"]:  # the model's own words on its preview (P3GM: the encoder's share)
+        st.caption(md(note))
 elif error is None and not info["private"]:
     st.caption("No noise is added (ε = ∞).")
 elif error is None:

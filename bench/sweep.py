@@ -12,12 +12,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import tempfile
 import time
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 GRID = {"epsilon": [0.5, 1, 2, 4], "encoder_share": [0.1, 0.3, 0.5]}
 TINY = {"epochs": 1, "hidden": 16, "em_iters": 2, "pca_dim": 8, "batch_size": 100}

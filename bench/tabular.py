@@ -34,12 +34,9 @@ import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # bench/wide_table.py
-
-from dpcore.data import load_split  # noqa: E402
-from dpcore.evaluate import one_way_tvd, two_way_tvd, utility_scores  # noqa: E402
-from dpcore.models import make_model  # noqa: E402
+from dpcore.data import load_split
+from dpcore.evaluate import one_way_tvd, two_way_tvd, utility_scores
+from dpcore.models import make_model
 
 MODELS = ("p3gm", "dp-vae", "aim", "mst")
 DATASETS = ("cps1988", "credit", "wide", "wide-choose")
@@ -179,7 +176,7 @@ def floor_row(data, train, test) -> dict:
 def load(data: str, split_seed: int):
     """(train, test): a built-in through the registry, or the generated wide table."""
     if data.startswith("wide"):
-        import wide_table
+        import wide_table  # bench/wide_table.py: `python bench/tabular.py` puts bench/ on the path
 
         seed = wide_table.CHOOSE_SEED if data == "wide-choose" else wide_table.SCORE_SEED
         return wide_table.load(seed, split_seed)

@@ -10,3 +10,14 @@ import os as _os
 _os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 __version__ = "0.1.0"
+
+
+def fit(data, model: str = "p3gm", **kwargs):
+    """A fitted model from a DataFrame: `dpcore.fit(df, model="aim", epsilon=1.0, target="y")`.
+    See `dpcore.api.fit` (imported on first call, so `import dpcore` stays cheap)."""
+    from dpcore.api import fit as _fit
+
+    return _fit(data, model, **kwargs)
+
+
+__all__ = ["fit", "__version__"]

@@ -238,6 +238,9 @@ def run_report(run_dir, *, kind: str = "shareable", n_targets: int = 1000, seed:
         "Preprocessing not covered by ε: some bounds/categories were read from the private data."]
     if not b.private:
         notes.append("This model is not differentially private (ε = ∞).")
+        claim = b.model.privacy_claim()  # a model's own claim beside ε = ∞ (L-VAE's scoped certificate)
+        if claim is not None:
+            notes.append(claim["summary"])
     notes += [f"Warning: {w}" for w in ev["summary"].get("warnings", [])]  # escaped by the page
     summary = release.summary_items(b, n_synthetic=syn.n) + result_summary(b, ev["summary"])
     return release.private_report(b, run_numbers(b, ev["summary"]), figs, notes, summary)

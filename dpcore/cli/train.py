@@ -18,8 +18,6 @@ import time
 from pathlib import Path
 
 PARAM_PREFIX = "param_"
-CERTIFICATE_SCOPE = ("exact posterior re-sampling given the fixed decoder, which the workbench does not "
-                     "offer (its Metropolis–Hastings re-sampling is an approximation the certificate does not cover)")
 
 
 # ----------------------------------------------------------------------------- flag generation
@@ -295,12 +293,12 @@ def _report(args, run, plan, seconds: float) -> int:
         out["auto"] = {k: saved["config"].get(k) for k, v in cfg.params.items() if v is None
                        and saved["config"].get(k) is not None}
         out["params"] = {**cfg.params, **out["auto"]}
-    claim = _privacy_claim(saved)
-    if claim:
-        out["privacy_claim"] = claim
     from dpcore.models import get_model
     from dpcore.privacy.coverage import run_coverage
 
+    claim = get_model(cfg.model).saved_claim(saved)  # a model's own claim beside the accountant's ε
+    if claim:
+        out["privacy_claim"] = claim
     out.update(run_coverage(bool(get_model(cfg.model).private),
                             bool(saved.get("template", {}).get("preprocessing_private", True)),
                             seeded_noise=out["noise"] == "seeded"))
@@ -412,19 +410,6 @@ def _model_json(run_path) -> dict:
         return json.loads(path.read_text()) if path.is_file() else {}
     except (OSError, ValueError):
         return {}
-
-
-def _privacy_claim(saved: dict) -> dict | None:
-    """A model's own claim beside the accountant's ε (L-VAE). Everything the workbench releases has
-    ε = ∞; the certificate's ε is named for what it covers, exact posterior re-sampling only."""
-    claim = saved.get("claim")
-    if not isinstance(claim, dict):
-        return None
-    from dpcore.models.lvae import release_statement
-
-    return {"releases_epsilon": math.inf, "certified": claim.get("certified"),
-            "certificate_epsilon": claim.get("epsilon"), "certificate_delta": claim.get("delta"),
-            "certificate_applies_to": CERTIFICATE_SCOPE, "summary": release_statement(claim)}
 
 
 def cmd_sample(args) -> int:

@@ -1,7 +1,7 @@
 """Evaluation of synthetic data: utility, marginals, latent views, membership inference, f-DP bounds.
 
 Numbers only: the figures that show them are in `dpcore.figures`, and `scoring` is the one path every
-caller scores through. Names are imported lazily (PEP 562): `utility` and `mia` pull in torch, and the
+caller scores through. Names are imported lazily (PEP 562): `utility` and the attacks pull in torch, and the
 workbench's Data page should paint without waiting for it.
 """
 from dpcore.lazy import lazy_exports
@@ -11,7 +11,7 @@ _EXPORTS = {
                "eps_from_errors", "gdp_delta", "ledger_gdp_mu", "tradeoff_eps_delta", "tradeoff_gdp"],
     "latent": ["ellipse_points", "pca_projection"],
     "marginals": ["one_way_histogram", "one_way_tvd", "two_way_tvd"],
-    "mia": ["MIAResult", "clopper_pearson", "empirical_eps", "monte_carlo_mia"],
+    "attacks.result": ["AttackResult", "clopper_pearson", "empirical_eps"],
     "scoring": ["AttackScores", "evaluate_all", "score_attacks", "score_marginals", "score_utility"],
     "utility": ["UtilityResult", "utility_scores"],
 }

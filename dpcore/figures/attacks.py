@@ -184,7 +184,7 @@ def mia_tradeoff_figure(results: Sequence[tuple[str, object]],
     """Type-II vs type-I error: attack curves (solid), bound curves (dashed), approximations (dotted,
     labelled `APPROXIMATION`), random guessing.
 
-    results: (label, MIAResult) pairs; bounds: (label, α, β) triples (e.g. from `bound_curves`).
+    results: (label, AttackResult) pairs; bounds: (label, α, β) triples (e.g. from `bound_curves`).
     Points *below* a dashed bound would contradict the guarantee (up to sampling error); the
     dotted approximation is no such guarantee.
     """

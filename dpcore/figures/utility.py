@@ -58,15 +58,6 @@ def _score(v) -> float | None:
     return f if math.isfinite(f) else None
 
 
-# A non-private model is the ε = ∞ end of its private family's curve (the same pipeline without noise).
-FAMILY = {"pgm": "p3gm", "vae": "dp-vae"}
-
-
-def family(model: str) -> str:
-    """The curve a model's runs belong to: a non-private model's private counterpart, else itself."""
-    return FAMILY.get(model, model)
-
-
 def _series_points(rows: Iterable[dict], metric: str) -> dict[str, dict[float, list[float]]]:
     """{series: {ε: [scores]}} of the plottable rows (a score and a numeric ε, ∞ included)."""
     out: dict[str, dict[float, list[float]]] = {}

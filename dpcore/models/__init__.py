@@ -1,10 +1,11 @@
 """The model registry: name → Synthesizer class (a `BaseSynthesizer` subclass).
 
 Models are imported lazily, so `import dpcore.models` stays cheap (no torch) for the CLI and the
-pages. To add a model: `register_model("lvae", "dpcore.models.lvae:LVAE")` (or add a line to
-`_BUILTIN`); the class derives from `dpcore.models.synthesizer.BaseSynthesizer` and declares
-`name`, `label`, `description`, `private` and `config_class` (a frozen `params.ModelConfig`
-dataclass whose fields declare help, constraints and group); docs/architecture.md shows one.
+pages. One way in, for the built-ins below and for a model of your own alike:
+`register_model("lvae", "dpcore.models.lvae:LVAE")` (or the class itself). The class derives from
+`dpcore.models.synthesizer.BaseSynthesizer` and declares `name`, `label`, `description`, `private`,
+`role` and `config_class` (a frozen `params.ModelConfig` dataclass whose fields declare help,
+constraints and group); docs/CONTRIBUTING.md walks through one.
 """
 from __future__ import annotations
 
@@ -15,20 +16,11 @@ from typing import Mapping
 
 from dpcore.errors import InvalidParameter, RunError
 
-_BUILTIN: dict[str, str] = {
-    "p3gm": "dpcore.models.p3gm:P3GM",
-    "pgm": "dpcore.models.p3gm:PGM",
-    "p3gm-ae": "dpcore.models.p3gm:P3GMAE",
-    "vae": "dpcore.models.vae:VAE",
-    "dp-vae": "dpcore.models.vae:DPVAE",
-}
-
-
 class _Registry(Mapping):
     """A read-only mapping name → class that imports each model's module on first use."""
 
-    def __init__(self, specs: dict[str, str]):
-        self._specs = dict(specs)
+    def __init__(self) -> None:
+        self._specs: dict[str, str] = {}
         self._loaded: dict[str, type] = {}
 
     def register(self, name: str, target: "str | type") -> None:
@@ -54,7 +46,7 @@ class _Registry(Mapping):
         return len(self._specs)
 
 
-MODELS = _Registry(_BUILTIN)
+MODELS = _Registry()
 
 
 def register_model(name: str, target: "str | type") -> None:
@@ -71,6 +63,17 @@ def get_model(name: str) -> type:
     if name not in MODELS:
         raise InvalidParameter(f"unknown model {name!r}; choose one of: {', '.join(MODELS)}")
     return MODELS[name]
+
+
+def family(name: str) -> str:
+    """The privacy–utility curve a model's runs belong to: the private model a "ceiling" model is
+    the noise-free twin of (its declared `ceiling_of`: PGM → P3GM), else the model itself (also for
+    a name no longer registered or whose module cannot be imported here)."""
+    try:
+        cls = MODELS[name]
+    except (KeyError, ImportError):
+        return name
+    return getattr(cls, "ceiling_of", None) or name
 
 
 def config_class(name: str) -> type:
@@ -99,6 +102,13 @@ def load_model(directory, template=None):
     return get_model(name).load(directory, template=template)
 
 
+# The built-in models, in the order the pages list them. P3GM and its noise-free twin PGM, P3GM-AE.
+register_model("p3gm", "dpcore.models.p3gm:P3GM")
+register_model("pgm", "dpcore.models.p3gm:PGM")
+register_model("p3gm-ae", "dpcore.models.p3gm:P3GMAE")
+# The VAE and its DP-SGD version.
+register_model("vae", "dpcore.models.vae:VAE")
+register_model("dp-vae", "dpcore.models.vae:DPVAE")
 # Baselines without DP-SGD on the whole model (L-VAE: certificate via privacy_claim(); GS-WGAN:
 # sanitised generator gradients, ledger record "gs-wgan-generator-grad").
 register_model("lvae", "dpcore.models.lvae:LVAE")

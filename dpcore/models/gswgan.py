@@ -34,7 +34,7 @@ from torch import nn
 from dpcore.data.dataset import Dataset
 from dpcore.errors import DataError, InvalidParameter, check_int
 from dpcore.models import networks
-from dpcore.models.base import PrivacyBudget
+from dpcore.models.protocol import PrivacyBudget
 from dpcore.models.params import (REPRODUCIBLE_NOISE_HELP, ModelConfig, count, delta_field, device_field,
                                   epsilon_field, hparam, positive, seed_field)
 from dpcore.models.rows import image_pool_matrix

@@ -47,9 +47,9 @@ from dpcore.data.dataset import Dataset
 from dpcore.errors import DataError, InvalidParameter
 from dpcore.models import lipschitz as lip
 from dpcore.models import networks
-from dpcore.models.base import PrivacyBudget
+from dpcore.models.protocol import PrivacyBudget
 from dpcore.models.params import ModelConfig, count, delta_field, device_field, hparam, positive, seed_field
-from dpcore.models.prior_decoder import NeuralSynthesizer
+from dpcore.models.neural import NeuralSynthesizer
 from dpcore.models.synthesizer import FitRun
 from dpcore.models.training import train_sgd
 
@@ -67,6 +67,9 @@ DERIVATION = (
     "(pure DP; δ only sets R_z). Not covered: the non-private training of encoder and decoder, "
     "prior samples from sample(), and re-sampling through the approximate encoder.")
 
+CLAIM_LABEL = "Certificate of exact posterior re-sampling (not offered by the workbench)"
+CERTIFICATE_SCOPE = ("exact posterior re-sampling given the fixed decoder, which the workbench does not "
+                     "offer (its Metropolis–Hastings re-sampling is an approximation the certificate does not cover)")
 RELEASES = ("ε = ∞ for everything the workbench releases from an L-VAE (prior samples, the CSV, the "
             "attack plot): the decoder is trained without DP.")
 
@@ -153,6 +156,8 @@ class LVAE(NeuralSynthesizer):
                    "offered here).")
     config_class = LVAEConfig
     private = False  # no accounted mechanism: the accountant's ε is ∞; see privacy_claim()
+    role = "baseline"  # trained without DP, and the noise-free twin of no private model here
+    notes = ("Its certificate covers only exact posterior re-sampling, which the workbench does not offer.",)
 
     def __init__(self, config=None, **overrides):
         super().__init__(config, **overrides)
@@ -290,7 +295,18 @@ class LVAE(NeuralSynthesizer):
         self._check_fitted()
         if self.claim is None:
             self.claim = self._compute_claim()
-        return dict(self.claim)
+        return {**self.claim, "summary": release_statement(self.claim), "label": CLAIM_LABEL}
+
+    @classmethod
+    def saved_claim(cls, meta: dict) -> dict | None:
+        """The CLI's view of model.json's claim: everything the workbench releases has ε = ∞; the
+        certificate's ε is named for what it covers, exact posterior re-sampling only."""
+        claim = meta.get("claim")
+        if not isinstance(claim, dict):
+            return None
+        return {"releases_epsilon": math.inf, "certified": claim.get("certified"),
+                "certificate_epsilon": claim.get("epsilon"), "certificate_delta": claim.get("delta"),
+                "certificate_applies_to": CERTIFICATE_SCOPE, "summary": release_statement(claim)}
 
     # ------------------------------------------------------------------ networks and I/O
     def decode(self, z: np.ndarray) -> np.ndarray:

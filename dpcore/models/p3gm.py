@@ -34,10 +34,10 @@ from dpcore.models import networks
 from dpcore.models.label_shares import CALIBRATION_DRAWS, level_shares, sample_with_quotas, shares_from_mean
 from dpcore.models.mixture import diag_gauss_logpdf, mog_logpdf, mog_sample
 from dpcore.models.p3gm_config import PCA_DIM, P3GMAEConfig, P3GMConfig, PGMConfig  # noqa: F401 (re-exported)
-from dpcore.models.prior_decoder import NeuralSynthesizer, _replace
+from dpcore.models.neural import NeuralSynthesizer, _replace
 from dpcore.models.rows import image_pool_matrix, pooled_width, split_output
 from dpcore.models.synthesizer import DataFacts, FitRun, Plan
-from dpcore.models.training import Progress, check_finite, train_sgd
+from dpcore.models.training import FitProgress, check_finite, train_sgd
 from dpcore.privacy.randomness import NoiseSource
 
 def clip_codes(Z: np.ndarray, radius: float | None) -> np.ndarray:
@@ -113,8 +113,11 @@ class P3GM(NeuralSynthesizer):
                              center=config.pca_center, spent=with_count(facts.spent_ledger())).to_dict()
         noise = {"σ_p  (DP-PCA)": cal["pca_sigma"], "σ_e  (DP-EM)": cal["em_sigma"],
                  "σ_s  (DP-SGD)": cal["sgd_sigma"]}
+        notes = [] if cal.get("achieved_share") is None else [
+            f"Orange: the encoder (DP-PCA + DP-EM) — {cal['achieved_share']:.0%} of the budget; blue: DP-SGD "
+            "on the decoder. Shares are of the Rényi-DP budget at the order where the accountant's ε is attained."]
         return Plan(cls.name, config, total, noise=noise, epsilon=cal["epsilon"], delta=cal["delta"],
-                    ledger=cal["ledger"], details=cal)
+                    ledger=cal["ledger"], details=cal, notes=notes)
 
     # ------------------------------------------------------------------ fit
     def _fit(self, run: FitRun) -> None:
@@ -301,7 +304,7 @@ class P3GM(NeuralSynthesizer):
                 last.weight.mul_(0.01)
                 last.bias.copy_(torch.as_tensor(np.log(self.mog["variances"].mean(0))))
 
-    def _warmup(self, prog: Progress, steps: int) -> None:
+    def _warmup(self, prog: FitProgress, steps: int) -> None:
         """Decoder on z ~ prior → inverse-PCA(z): uses only DP outputs (post-processing, ε-free)."""
         cfg = self.config
         comps = torch.as_tensor(self.pca["components"], device=self.device)
@@ -334,7 +337,7 @@ class P3GM(NeuralSynthesizer):
     def _logvar(self, x: torch.Tensor) -> torch.Tensor:
         return self.encoder(x).clamp(-12.0, 6.0)
 
-    def _train(self, X: np.ndarray, gen: torch.Generator, sig: dict, prog: Progress,
+    def _train(self, X: np.ndarray, gen: torch.Generator, sig: dict, prog: FitProgress,
                noise: NoiseSource) -> int:
         cfg = self.config
         Xt = torch.as_tensor(X, device=self.device)
@@ -389,6 +392,8 @@ class PGM(P3GM):
     description = "PGM: P3GM without noise (ε = ∞) — the non-private ceiling of the same architecture."
     config_class = PGMConfig
     private = False
+    role = "ceiling"
+    ceiling_of = "p3gm"
 
 
 class P3GMAE(P3GM):

@@ -11,6 +11,12 @@ A model class declares: `name`, `label`, `description` (the Train page's blurb),
 `config_class` (a frozen `ModelConfig` dataclass whose fields carry their constraints and group),
 `counts_rows` (whether its releases need the noisy row count ñ), `takes_images` (False for
 models of tables only: their `plan` refuses images) and `sweep_axes` (what a sweep varies).
+
+What is particular to a model is declared here too, so the CLI, the pages and the reports read it
+without asking for a model by name: `role` (ROLES: "private", the "ceiling" a private model of the
+same family is compared with, or a non-private "baseline"), `notes` (sentences said wherever the
+model is offered) and `privacy_claim()` (a guarantee stated beside the accountant's ε, L-VAE's
+certificate; None for the others), with `saved_claim` reading the same from a saved model.json.
 """
 from __future__ import annotations
 
@@ -26,7 +32,7 @@ import numpy as np
 from dpcore.data.dataset import Dataset
 from dpcore.errors import InvalidParameter, RunError
 from dpcore.io import as_float, atomic_write_json
-from dpcore.models.base import Callback, FitResult, PrivacyBudget
+from dpcore.models.protocol import Callback, FitResult, PrivacyBudget
 from dpcore.models.params import ModelConfig, config_fields, config_from_dict, config_to_dict
 from dpcore.privacy.ledger import MechanismRecord, PrivacyLedger
 
@@ -84,6 +90,7 @@ class Plan:
     ledger: list = field(default_factory=list)
     limits: dict[str, int] = field(default_factory=dict)
     details: dict = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)  # what the preview means, in words (the Train page)
 
     @property
     def params(self) -> dict:
@@ -101,9 +108,9 @@ class FitRun:
         self.progress = None
 
     def start(self, total_steps: int):
-        from dpcore.models.training import Progress
+        from dpcore.models.training import FitProgress
 
-        self.progress = Progress(total_steps, self.callback, self.meter)
+        self.progress = FitProgress(total_steps, self.callback, self.meter)
         return self.progress
 
 
@@ -119,6 +126,12 @@ def data_ledger(train: Dataset) -> PrivacyLedger:
     return ledger
 
 
+# A model's role: "private" (ε from its ledger); "ceiling": trained without DP, the noise-free twin
+# a private model of its family is compared with (PGM for P3GM, VAE for DP-VAE); "baseline":
+# trained without DP and the ceiling of no private model here (L-VAE).
+ROLES = ("private", "ceiling", "baseline")
+
+
 class BaseSynthesizer:
     """Base of every model (see the module docstring)."""
 
@@ -126,6 +139,9 @@ class BaseSynthesizer:
     label = "base"
     description = ""
     private = True
+    role = "private"  # one of ROLES; "private" exactly when `private`
+    ceiling_of: str | None = None  # role "ceiling": the registered private model it is the twin of
+    notes: tuple[str, ...] = ()  # sentences said wherever the model is offered (the Train page)
     counts_rows = True
     takes_images = True  # False: tables only (AIM, MST)
     # `auto` fields (None) whose value depends on the row count: a run resolves them from the
@@ -251,6 +267,37 @@ class BaseSynthesizer:
     # ------------------------------------------------------------------ protocol
     def privacy_ledger(self) -> PrivacyLedger:
         return self.ledger
+
+    @property
+    def epsilon(self) -> float:
+        """The accountant's ε of this model's ledger at the δ it was fitted for (∞ for a
+        non-private model), computed from the ledger each time, never stored."""
+        self._check_fitted()
+        if not self.private:
+            return math.inf
+        from dpcore.privacy.accountant import epsilon
+
+        return float(epsilon(self.ledger, self.delta))
+
+    @property
+    def delta(self) -> float:
+        """The δ of the fit's budget (0 for a non-private model)."""
+        self._check_fitted()
+        if not self.private or self.fit_result is None:
+            return 0.0
+        return float(self.fit_result.delta)
+
+    def privacy_claim(self) -> dict | None:
+        """A guarantee the model states beside the accountant's ε, or None (the accountant's ε of
+        the ledger is all there is). A claim is a dict with at least "summary" (what it covers and
+        what it does not, in words) and "label" (a short title); the Privacy page shows it, the CLI
+        and the reports print it."""
+        return None
+
+    @classmethod
+    def saved_claim(cls, meta: dict) -> dict | None:
+        """The claim a saved model.json holds, as the CLI's report gives it (no weights loaded)."""
+        return None
 
     def _check_fitted(self) -> None:
         if not self._is_fitted():

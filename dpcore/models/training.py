@@ -13,7 +13,7 @@ import torch
 from torch import nn
 
 from dpcore.errors import RunError
-from dpcore.models.base import Callback, TrainingEvent, emit
+from dpcore.models.protocol import Callback, TrainingEvent, emit
 from dpcore.privacy.ledger import PrivacyLedger
 from dpcore.privacy.randomness import NoiseSource
 
@@ -45,7 +45,7 @@ class EpsilonMeter:
         return self._value
 
 
-class Progress:
+class FitProgress:
     """Step counter shared by the phases of one fit (events carry the global step)."""
 
     def __init__(self, total_steps: int, callback: Callback | None, meter: EpsilonMeter):
@@ -71,7 +71,7 @@ def check_finite(value: float, phase: str, step: int) -> None:
 
 def train_sgd(module: nn.Module, loss_fn: LossFn, *, n: int, batch_size: int, steps: int, lr: float,
               private: bool, ledger: PrivacyLedger, noise_multiplier: float, max_grad_norm: float,
-              generator: torch.Generator, device: torch.device, progress: Progress,
+              generator: torch.Generator, device: torch.device, progress: FitProgress,
               phase: str = "sgd", name: str = "dp-sgd", released_n: int | None = None,
               noise: NoiseSource | None = None) -> int:
     """Run `steps` optimiser steps of Adam on Σ losses; returns the number of steps done.

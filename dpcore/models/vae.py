@@ -17,7 +17,7 @@ from torch import nn
 from dpcore.models import networks
 from dpcore.models.params import (REPRODUCIBLE_NOISE_HELP, ModelConfig, count, delta_field, device_field,
                                   epsilon_field, hparam, positive, seed_field)
-from dpcore.models.prior_decoder import NUMERIC_BINS_HELP, TABULAR_HEADS_HELP, NeuralSynthesizer
+from dpcore.models.neural import NUMERIC_BINS_HELP, TABULAR_HEADS_HELP, NeuralSynthesizer
 from dpcore.models.synthesizer import FitRun
 from dpcore.models.training import train_sgd
 
@@ -63,6 +63,8 @@ class VAE(NeuralSynthesizer):
     description = "VAE: a plain variational autoencoder, no privacy (ε = ∞)."
     config_class = VAEConfig
     private = False
+    role = "ceiling"
+    ceiling_of = "dp-vae"
     legacy_defaults = {"tabular_heads": "flat"}
 
     def _fit(self, run: FitRun) -> None:
@@ -135,3 +137,5 @@ class DPVAE(VAE):
     description = "DP-VAE: the whole VAE trained with DP-SGD — the usual baseline P3GM improves on."
     config_class = DPVAEConfig
     private = True
+    role = "private"
+    ceiling_of = None

@@ -135,6 +135,7 @@ class DPPCA:
             for B in _blocks(X):
                 total += clip_rows(B, R).sum(axis=0)
             if private:
+                assert self.mean_sigma is not None  # for the type checker: set when private
                 total = gaussian_mechanism(total, R, self.mean_sigma, mean_rng, ledger=ledger,
                                            name=MEAN_RECORD)
             self.mean_ = total / denom
@@ -150,6 +151,7 @@ class DPPCA:
             S = dsyrk(1.0, self._rows(B), beta=1.0, c=S, trans=1, lower=0, overwrite_c=1)
         S = np.triu(S) + np.triu(S, 1).T
         if private:
+            assert self.noise_multiplier is not None and ledger is not None  # checked above
             S += symmetric_gaussian_noise(d, self.noise_multiplier * c * c, rng)
             ledger.add(MechanismRecord(PCA_RECORD, "gaussian", self.noise_multiplier,
                                        sensitivity=c * c, noise=noise_kind(rng)))

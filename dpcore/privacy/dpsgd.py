@@ -134,7 +134,7 @@ class DPSGD:
                                sampling_rate=self.sample_rate, steps=1,
                                sensitivity=self.max_grad_norm, noise=self.noise)
 
-    def poisson_batch(self) -> torch.LongTensor:
+    def poisson_batch(self) -> torch.Tensor:
         """Indices into range(n), each kept independently with probability q (may be empty)."""
         gen = self.sampling_generator
         keep = torch.rand(self.n, generator=gen, device=gen.device) < self.sample_rate
@@ -222,6 +222,7 @@ class DPSGD:
     def _clipped_sum_into(self, loss: torch.Tensor, views: dict, scale: float) -> dict:
         """Adds Σ_i c_i ∇loss_i · scale to `views`; returns clipping diagnostics."""
         b = loss.shape[0]
+        assert self._tap is not None  # for the type checker: a private engine always has its tap
         plan = self._tap.plan(loss, self.params)
         fallback = plan.fallback
         if plan.calls:
@@ -229,8 +230,8 @@ class DPSGD:
                                      grad_outputs=torch.ones_like(loss),
                                      retain_graph=bool(fallback), allow_unused=True,
                                      materialize_grads=True)
-            for c, g in zip(plan.calls, gs):
-                c.g = g
+            for call, g in zip(plan.calls, gs):
+                call.g = g
         sq = torch.zeros(b, dtype=loss.dtype, device=loss.device)
         cache: dict = {}
         for p in self.params:

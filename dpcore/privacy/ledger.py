@@ -187,7 +187,7 @@ class SelectionRecord:
             cands, base, orders = [], curve.tolist(), list(DEFAULT_ORDERS)
         if not isinstance(base, list) or not isinstance(orders, list):
             raise InvalidParameter("a selection record's base_rdp and orders must be lists of numbers")
-        return cls(distribution=d.get("distribution"), eta=d.get("eta"), gamma=d.get("gamma"),
+        return cls(distribution=d.get("distribution") or "", eta=d.get("eta"), gamma=d.get("gamma"),
                    mu=d.get("mu"), name=d.get("name", "private selection"), candidates=tuple(cands),
                    base_rdp=tuple(base), orders=tuple(orders))
 

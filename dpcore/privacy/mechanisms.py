@@ -68,6 +68,7 @@ def gaussian_mechanism(value, sensitivity: float, noise_multiplier: float, rng, 
     rng = as_rng(rng)
     noisy = value + gaussian_noise(value.shape, noise_multiplier * sensitivity, rng)
     if ledger is not None:
+        assert name  # for the type checker: refused above
         ledger.add(MechanismRecord(name=name, mechanism="gaussian", noise_multiplier=noise_multiplier,
                                    sensitivity=sensitivity, noise=noise_kind(rng)))
     return noisy

@@ -76,7 +76,7 @@ class LinearTap:
                 self.owners.setdefault(id(p), []).append((m, r))
             self._handles.append(m.register_forward_hook(self._hook, prepend=True))
 
-    def _hook(self, m: nn.Module, args: tuple, out: torch.Tensor) -> None:
+    def _hook(self, m: nn.Linear, args: tuple, out: torch.Tensor) -> None:
         if not torch.is_grad_enabled() or not isinstance(out, torch.Tensor) or out.grad_fn is None:
             return
         self.calls.append(LinearCall(m, args[0].detach(), get_gradient_edge(out)))
@@ -146,10 +146,18 @@ def graph_uses(loss: torch.Tensor) -> tuple[set, dict[int, int]]:
     return seen, refs
 
 
+def _out_grad(call: LinearCall) -> torch.Tensor:
+    """The output gradient the backward delivered to `call` (set before any norm is taken)."""
+    if call.g is None:
+        raise RuntimeError("a hooked Linear call got no output gradient from the backward")
+    return call.g
+
+
 def _stacked(uses: list[tuple[LinearCall, str]], b: int) -> tuple[torch.Tensor, torch.Tensor]:
     """Inputs (b, T, in) and output grads (b, T, out) of all uses, stacked along positions T."""
     a = torch.cat([c.a.reshape(b, -1, c.a.shape[-1]) for c, _ in uses], dim=1)
-    g = torch.cat([c.g.reshape(b, -1, c.g.shape[-1]) for c, _ in uses], dim=1)
+    gs = [_out_grad(c) for c, _ in uses]
+    g = torch.cat([x.reshape(b, -1, x.shape[-1]) for x in gs], dim=1)
     return a, g
 
 
@@ -164,7 +172,7 @@ def linear_sq_norms(uses: list[tuple[LinearCall, str]], role: str, b: int,
         c = uses[0][0]
         sg = cache.get(("g", id(c)))
         if sg is None:
-            sg = cache[("g", id(c))] = _row_sq(c.g)
+            sg = cache[("g", id(c))] = _row_sq(_out_grad(c))
         if role == "bias":
             return sg
         # two heads reading one input (VAE mean and log-variance) share ‖a_i‖²
@@ -195,7 +203,7 @@ def linear_clipped_sum_(out: torch.Tensor, uses: list[tuple[LinearCall, str]], r
     """out += Σ_i c_i ∂loss_i/∂p for a fast-path parameter (one re-weighted matmul)."""
     if len(uses) == 1 and uses[0][0].a.dim() == 2:
         call = uses[0][0]
-        gc = call.g * c[:, None]
+        gc = _out_grad(call) * c[:, None]
         if role == "bias":
             out.add_(gc.sum(0))
         else:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Callable
 
 from dpcore.errors import DPCoreError, RunError
-from dpcore.models.base import PrivacyBudget, TrainingEvent
+from dpcore.models.protocol import PrivacyBudget, TrainingEvent
 from dpcore.runs.config import RunConfig, now_iso
 from dpcore.runs.folders import begin_run, finish_run
 from dpcore.runs.liveness import HEARTBEAT_SECONDS, liveness

@@ -13,14 +13,14 @@ Pages use `from dpcore import ui` and the names below; each lives in the module 
 - `live`: the session's live run and ε sweep, the sidebar status line
 - `cache`: per-run cached bundle and evaluations (keyed by run name + mtime)
 - `picker`: listing and choosing saved runs, their saved scores
-- `coverage`: what ε covers (Privacy page panel) and L-VAE's ε = ∞ with its scoped certificate
+- `coverage`: what ε covers (Privacy page panel) and a model's own claim beside ε = ∞
 
 Only this package imports Streamlit; torch and the models load inside the helpers that need them,
 so the first page paints quickly.
 """
-from dpcore.ui.cache import (attack_estimate_seconds, attacks, bundle, canary_audit, fit_warnings, key, latent, marginals, one_way, report_html, run_mtime, samples,
-                             synthetic_csv, synthetic_warnings, utility)
-from dpcore.ui.coverage import lvae_guarantee, what_eps_covers
+from dpcore.ui.cache import (attack_estimate_seconds, attacks, bundle, canary_audit, fit_warnings, key, latent, cached_marginals, one_way, report_html, run_mtime, samples,
+                             synthetic_csv, synthetic_warnings, cached_utility)
+from dpcore.ui.coverage import model_claim, what_eps_covers
 from dpcore.ui.data import (data_choice, data_config_fields, data_label, default_data_choice, load_data, parse_table,
                             parse_upload, save_upload, set_data_choice, table_gone)
 from dpcore.ui.defaults import (dataset_why, default_dataset, demo_rows, fallback_note, model_defaults, public_size,
@@ -33,17 +33,17 @@ from dpcore.ui.live import (POLL_SECONDS, LiveRun, eta_seconds, live_run, set_li
 from dpcore.ui.nav import (EPSILON_EXPLAINER, TRAINING_NOTES, fmt_eps, fmt_seconds, guard, runs_root,
                            upload_limit_bytes)
 from dpcore.ui.persist import keep_widgets, read_url, restore_widgets, url_notes, write_url
-from dpcore.ui.picker import choose_runs, headline_missing, list_runs, model_runs, run_picker, utility_points
+from dpcore.ui.picker import ceiling_pairs, choose_runs, headline_missing, model_runs, run_summaries, run_picker, utility_points
 
 __all__ = [
     "DEFAULT_MODEL", "model_defaults", "dataset_why", "default_dataset", "demo_rows", "fallback_note", "public_size", "size_defaults",
     "keep_widgets", "read_url", "restore_widgets", "url_notes", "write_url", "EPSILON_CHOICES", "EPSILON_EXPLAINER", "POLL_SECONDS", "TRAINING_NOTES",
-    "LiveRun", "attack_estimate_seconds", "attacks", "bundle", "canary_audit", "choose_runs", "coerce_param",
+    "LiveRun", "attack_estimate_seconds", "attacks", "bundle", "canary_audit", "ceiling_pairs", "choose_runs", "coerce_param",
     "config_fields", "config_widget", "data_choice", "data_config_fields", "data_facts_json", "data_label",
     "default_data_choice", "default_delta", "eta_seconds", "fmt_eps", "fmt_seconds", "guard", "headline_missing", "key",
-    "latent", "list_runs", "live_run", "load_data", "marginals", "model_info", "model_runs", "one_way",
+    "latent", "run_summaries", "live_run", "load_data", "cached_marginals", "model_info", "model_runs", "one_way",
     "parse_table", "parse_upload", "plan_preview",
     "remember_params", "remembered_params", "report_html", "run_mtime", "run_picker", "runs_root", "samples",
     "save_upload", "set_data_choice", "table_gone", "set_live_run", "set_sweep_state", "sidebar_status", "sweep_state",
-    "synthetic_csv", "synthetic_warnings", "fit_warnings", "upload_limit_bytes", "utility", "utility_points", "lvae_guarantee", "what_eps_covers",
+    "synthetic_csv", "synthetic_warnings", "fit_warnings", "upload_limit_bytes", "cached_utility", "utility_points", "model_claim", "what_eps_covers",
 ]

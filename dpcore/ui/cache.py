@@ -43,7 +43,7 @@ def bundle(name: str):
 
 
 @st.cache_data(max_entries=32, show_spinner="Training classifiers on synthetic data, testing on real…")
-def utility(name: str, mtime: float):
+def cached_utility(name: str, mtime: float):
     """(UtilityResult, figure) — also saved to the run's evaluation.json."""
     from dpcore import report
 
@@ -60,7 +60,7 @@ def synthetic_warnings(name: str, mtime: float) -> list[str]:
     from dpcore.evaluate.checks import synthetic_warnings as check
 
     b = _bundle(name, mtime)
-    res = utility(name, mtime)[0] if b.synthetic.labels is not None and b.test.labels is not None else None
+    res = cached_utility(name, mtime)[0] if b.synthetic.labels is not None and b.test.labels is not None else None
     return check(b.synthetic, b.train, b.test, res)
 
 
@@ -74,7 +74,7 @@ def fit_warnings(name: str, mtime: float) -> tuple[list[str], dict | None]:
 
 
 @st.cache_data(max_entries=32, show_spinner="Comparing marginals…")
-def marginals(name: str, mtime: float) -> dict:
+def cached_marginals(name: str, mtime: float) -> dict:
     from dpcore import report
 
     b = _bundle(name, mtime)

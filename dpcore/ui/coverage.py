@@ -1,7 +1,8 @@
-"""Privacy-page panels that say what ε covers: the catalogue, and L-VAE's ε = ∞ with its scoped certificate.
+"""Privacy-page panels that say what ε covers: the catalogue, and a model's own claim beside ε = ∞.
 
-Why here: the labels come from `dpcore.privacy.coverage` and `dpcore.models.lvae.release_statement`,
-so the page, the CLI and the reports say the same; the page calls each panel in one line.
+Why here: the labels come from `dpcore.privacy.coverage` and the model's `privacy_claim()` (L-VAE's
+scoped certificate), so the page, the CLI and the reports say the same; the page calls each panel
+in one line and never asks for a model by name.
 """
 from __future__ import annotations
 
@@ -32,12 +33,11 @@ def what_eps_covers(private: bool, preprocessing_private: bool = True, seeded_no
                        "covered outputs depend on them.")
 
 
-def lvae_guarantee(claim: dict) -> None:
-    """L-VAE: ε = ∞ for every release; the certificate only as a property of exact re-sampling."""
-    from dpcore.models.lvae import release_statement
-
-    st.metric("ε", "∞", help="Everything the workbench releases from this model: its decoder is trained "
+def model_claim(claim: dict) -> None:
+    """A non-private model's own claim (`privacy_claim()`): ε = ∞ for every release, the claim's
+    summary of what it covers, the claim itself in an expander."""
+    st.metric("ε", "∞", help="Everything the workbench releases from this model: it is trained "
                               "without differential privacy")
-    st.warning(release_statement(claim), icon=":material/lock_open:")
-    with st.expander("Certificate of exact posterior re-sampling (not offered by the workbench)"):
-        st.json(claim, expanded=False)
+    st.warning(claim["summary"], icon=":material/lock_open:")
+    with st.expander(claim.get("label") or "The model's claim"):
+        st.json({k: v for k, v in claim.items() if k not in ("summary", "label")}, expanded=False)

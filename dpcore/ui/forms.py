@@ -73,12 +73,12 @@ def remembered_params(model: str) -> dict:
 
 # ----------------------------------------------------------------------------- models and their plan
 def model_info(name: str) -> dict:
-    """Label, privacy and the one-line description a registered model gives of itself."""
+    """Label, privacy, role, notes and the one-line description a registered model gives of itself."""
     from dpcore.models import get_model
 
     cls = get_model(name)
     return {"name": name, "label": cls.label, "private": bool(cls.private), "description": cls.description,
-            "config_class": cls.config_class, "certified": hasattr(cls, "privacy_claim")}
+            "config_class": cls.config_class, "role": cls.role, "notes": list(cls.notes)}
 
 
 
@@ -108,4 +108,4 @@ def plan_preview(model: str, params_json: str, facts_json: str) -> dict:
     plan = cls.plan(config_from_dict(cls.config_class, json.loads(params_json)), DataFacts(**facts))
     return {"params": plan.params, "adapted": plan.adapted, "limits": plan.limits, "steps": plan.steps,
             "noise": plan.noise, "epsilon": plan.epsilon, "delta": plan.delta, "ledger": plan.ledger,
-            "details": {k: v for k, v in plan.details.items() if k != "ledger"}}
+            "details": {k: v for k, v in plan.details.items() if k != "ledger"}, "notes": list(plan.notes)}

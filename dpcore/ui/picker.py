@@ -14,16 +14,25 @@ from dpcore.ui.live import live_run
 from dpcore.ui.nav import fmt_eps, runs_root
 
 
-def list_runs():
-    from dpcore.runs.store import list_runs as _list
+def run_summaries():
+    """Every run of the workspace (`dpcore.runs.list_runs` of the runs root), newest first."""
+    from dpcore.runs.store import list_runs
 
-    return _list(runs_root())
+    return list_runs(runs_root())
+
+
+def ceiling_pairs() -> str:
+    """"PGM for P3GM, VAE for DP-VAE": each model declared the noise-free twin of a private one."""
+    from dpcore.models import MODELS, family
+
+    return ", ".join(f"{n.upper()} for {family(n).upper()}" for n in MODELS
+                     if family(n) != n)
 
 
 def model_runs() -> list:
     """Summaries of runs that have a usable model (done or stopped), newest first."""
     out = []
-    for s in list_runs():
+    for s in run_summaries():
         if s.status in ("done", "stopped") and (Path(s.path) / "model" / "model.json").is_file():
             out.append(s)
     return out
@@ -84,12 +93,12 @@ def headline_missing(path) -> bool:
 
 def utility_points() -> list[dict]:
     """(model, dataset, ε, utility) of every scored run: the privacy–utility curve's points."""
-    from dpcore.figures.utility import family
+    from dpcore.models import family
     from dpcore.report import headline, load_evaluation
     from dpcore.ui.tables import run_data, settings_label
 
     out = []
-    for s in list_runs():
+    for s in run_summaries():
         h = headline(load_evaluation(s.path))
         if h["utility"] is not None and not math.isnan(s.epsilon):
             label = settings_label(s.model, s.params or {}, run_data(s.path))

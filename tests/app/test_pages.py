@@ -161,14 +161,18 @@ def test_train_page_preview_follows_the_budget(runs_dir):
     sigma_1 = float(_metric(at, "σ_s  (DP-SGD)"))
     eps_1 = float(_metric(at, "ε by the accountant"))
     assert "Budget share by mechanism" in " ".join(_titles(at))
+    assert any("of the budget" in c.value for c in at.caption)  # P3GM's own note on its preview
     at.select_slider(key="train.p3gm.epsilon.d10").set_value(0.5).run()  # digits' own default ε = 10
     sigma_half = float(_metric(at, "σ_s  (DP-SGD)"))
     eps_half = float(_metric(at, "ε by the accountant"))
     assert sigma_half > sigma_1 and eps_half < eps_1  # less budget → more noise
     at.selectbox(key="train.model").set_value("vae").run()
     assert not at.exception and _metric(at, "ε") == "∞"
+    assert "utility ceiling" in at.info[0].value  # VAE's role: DP-VAE's noise-free twin
     at.selectbox(key="train.model").set_value("lvae").run()  # not private: nothing it releases is
     assert not at.exception and _metric(at, "ε") == "∞"
+    lvae_box = at.info[0].value  # its role is a baseline, the ceiling of no private model
+    assert "baseline" in lvae_box and "ceiling" not in lvae_box and "exact posterior re-sampling" in lvae_box
     assert "certified" not in " ".join(c.value for c in at.caption).replace("not certified", "")
 
 

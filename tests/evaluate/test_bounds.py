@@ -96,7 +96,7 @@ def test_empirical_gaussian_mechanism_lies_above_its_bounds():
     """Attack a Gaussian mechanism (sensitivity 1, σ = 1 → exactly 1-GDP); every empirical trade-off
     point's Clopper–Pearson corner must lie above G_1 and above f_{ε, δ(ε)} of its exact profile;
     the same points must violate a bound that is too tight (so the test can fail)."""
-    from dpcore.evaluate.mia import clopper_pearson
+    from dpcore.evaluate.attacks.result import clopper_pearson
 
     rng = np.random.default_rng(1)
     n = 20_000

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from dpcore.models.saved import load_tensors
-from dpcore.models.base import PrivacyBudget
+from dpcore.models.protocol import PrivacyBudget
 from dpcore.models.gswgan import (CriticEnsemble, GSWGAN, GSWGANConfig, _Generator,
                                   generator_backward)
 from dpcore.privacy.gradient_sanitizer import (RECORD_NAME, GradientSanitizer, clip_rows,

@@ -10,7 +10,7 @@ from dpcore.data.csv import read_csv
 from dpcore.data.split import train_test_split
 from dpcore.models import get_model
 from dpcore.models.heads import BINARY, BINS, SOFTMAX, TabularHeads
-from dpcore.models.prior_decoder import MAX_AUTO_EPOCHS, TABLE_STEPS
+from dpcore.models.neural import MAX_AUTO_EPOCHS, TABLE_STEPS
 
 SMALL = dict(hidden=32, batch_size=50)
 

@@ -8,7 +8,7 @@ import torch
 
 from dpcore.errors import InvalidParameter
 from dpcore.models import lipschitz as lip
-from dpcore.models.base import PrivacyBudget
+from dpcore.models.protocol import PrivacyBudget
 from dpcore.models.lvae import LVAE, LVAEConfig
 
 

@@ -62,10 +62,10 @@ def tables(tmp_path_factory):
 
 @pytest.fixture
 def pinned_count(monkeypatch):
-    import dpcore.models.prior_decoder as prior_decoder
+    import dpcore.models.neural as neural
     import dpcore.privacy.dataset_size as size
 
-    monkeypatch.setattr(prior_decoder, "TABLE_STEPS", TABLE_STEPS)
+    monkeypatch.setattr(neural, "TABLE_STEPS", TABLE_STEPS)
     real = size.noisy_count
 
     def pinned(n, rng, *, ledger, noise_multiplier=size.COUNT_SIGMA):
@@ -140,7 +140,7 @@ def test_the_runs_resolve_auto_settings_from_the_released_count(tables, pinned_c
     out = _train(tmp, d, schema, "dp-vae", "runs-auto")
     capsys.readouterr()
     saved = json.loads((out / "model" / "model.json").read_text())
-    from dpcore.models.prior_decoder import MAX_AUTO_EPOCHS
+    from dpcore.models.neural import MAX_AUTO_EPOCHS
 
     batch = RELEASED_N // 4  # ñ ≤ 300: a quarter of ñ, not of the 103 training rows (25)
     assert saved["config"]["batch_size"] == batch and saved["released_rows"] == RELEASED_N

@@ -107,6 +107,7 @@ def run_attacks(synthetic, train, held_out, model=None, attacks=None, *, n_targe
         res = runners[name]()
         res.seconds = time.perf_counter() - t0
         res.notes = targets.notes + res.notes
+        res.outlier_position = targets.outlier_position
         results.append(res)
     return results, skipped, targets, view
 

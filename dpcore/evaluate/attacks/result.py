@@ -17,6 +17,48 @@ LOW_FPRS = (0.001, 0.01, 0.1)
 NOT_COVERED = "not covered by ε — data owner only"
 
 
+def clopper_pearson(k, n, confidence: float = 0.95):
+    """Exact (Clopper–Pearson) two-sided interval for a binomial proportion k/n, vectorised.
+
+    lower = Beta(γ/2; k, n − k + 1), upper = Beta(1 − γ/2; k + 1, n − k), γ = 1 − confidence.
+    """
+    from scipy.stats import beta
+
+    k = np.asarray(k, dtype=np.float64)
+    n = np.asarray(n, dtype=np.float64)
+    g = 1.0 - confidence
+    with np.errstate(invalid="ignore"):
+        lo = np.where(k > 0, beta.ppf(g / 2, np.maximum(k, 1e-300), n - k + 1), 0.0)
+        hi = np.where(k < n, beta.ppf(1 - g / 2, k + 1, np.maximum(n - k, 1e-300)), 1.0)
+    return (lo, hi) if lo.ndim else (float(lo), float(hi))
+
+
+def empirical_eps(mem: np.ndarray, non: np.ndarray, delta: float = 0.0, confidence: float = 0.95):
+    """ε lower bounds of the test "member when score ≥ t" at a few thresholds t: high non-member
+    quantiles (small α) and low member quantiles (small β). Returns (points, conservative bound,
+    point estimate). The conservative bound uses the Clopper–Pearson upper ends of α and β,
+    Bonferroni-corrected over the 2·(number of thresholds) intervals, so with probability ≥
+    `confidence` it does not exceed the true ε of a mechanism the attack ran against.
+    Thresholds come from the same scores (a mild optimism the Bonferroni margin absorbs in practice)."""
+    mem = np.asarray(mem, dtype=np.float64)
+    non = np.asarray(non, dtype=np.float64)
+    qs = np.array([0.5, 0.8, 0.9, 0.95, 0.99, 0.999])
+    thr = np.unique(np.concatenate([np.quantile(non, qs), np.quantile(mem, 1 - qs)]))
+    n0, n1 = len(non), len(mem)
+    fp = (non[None, :] >= thr[:, None]).sum(1)
+    fn = (mem[None, :] < thr[:, None]).sum(1)
+    level = 1 - (1 - confidence) / (2 * len(thr))
+    _, a_hi = clopper_pearson(fp, n0, 2 * level - 1)   # one-sided upper bound at `level`
+    _, b_hi = clopper_pearson(fn, n1, 2 * level - 1)
+    a_hi, b_hi = np.atleast_1d(a_hi), np.atleast_1d(b_hi)
+    lb = np.atleast_1d(eps_from_errors(a_hi, b_hi, delta))
+    pe = np.atleast_1d(eps_from_errors(fp / n0, fn / n1, delta))
+    pts = [{"threshold": float(t), "alpha": float(f / n0), "beta": float(m / n1),
+            "alpha_upper": float(ah), "beta_upper": float(bh), "eps_lower": float(lo), "eps_point": float(p)}
+           for t, f, m, ah, bh, lo, p in zip(thr, fp, fn, a_hi, b_hi, lb, pe)]
+    return pts, float(lb.max()), float(pe.max())
+
+
 def roc(member_scores, non_member_scores):
     """(fpr, tpr, auc) of the test "member when score ≥ t" over every threshold (ties averaged)."""
     from sklearn.metrics import roc_auc_score, roc_curve
@@ -47,8 +89,6 @@ def eps_interval(member_scores, non_member_scores, delta: float = 0.0, confidenc
     ends (how much the same data could at most prove); `point` the raw rates.
     Returns (lower, point, upper, points) — points: per-threshold α, β and their CP ends.
     """
-    from dpcore.evaluate.mia import clopper_pearson, empirical_eps
-
     pts, lower, point = empirical_eps(member_scores, non_member_scores, delta, confidence)
     n_thr = max(1, len(pts))
     level = 1 - (1 - confidence) / (2 * n_thr)
@@ -83,6 +123,20 @@ class AttackResult:
     member_index: np.ndarray | None = None      # rows of the training split used as member targets
     non_member_index: np.ndarray | None = None  # rows of the held-out split used as non-member targets
     label: str = NOT_COVERED
+    outlier_position: int | None = None  # the injected outlier's position among the member targets
+
+    @property
+    def outlier_score(self) -> float | None:
+        """The injected outlier's score (None when the training rows hold none)."""
+        return None if self.outlier_position is None else float(self.member_scores[self.outlier_position])
+
+    @property
+    def outlier_rank(self) -> int | None:
+        """The outlier's rank among all 2·n targets, 1 = the one the attacker is surest is a member."""
+        score = self.outlier_score
+        if score is None:
+            return None
+        return int(1 + (self.member_scores > score).sum() + (self.non_member_scores > score).sum())
 
     @property
     def alpha(self) -> np.ndarray:

@@ -39,7 +39,7 @@ from dpcore.privacy.accountants.rdp import (DEFAULT_ORDERS, conversion_offset, e
                                             rdp, subsampled_gaussian_rdp)
 from dpcore.privacy.dp_em import MEANS_RECORD, VARIANCES_RECORD, WEIGHTS_RECORD
 from dpcore.privacy.dp_pca import CENTERS, MEAN_NOISE_RATIO, MEAN_RECORD, PCA_RECORD
-from dpcore.privacy.ledger import MechanismRecord, PrivacyLedger
+from dpcore.privacy.ledger import Mechanism, MechanismRecord, PrivacyLedger
 
 EM_FRACTION = 0.13  # DP-EM's share of the encoder RDP in the official configuration
 _SIGMA_LO, _SIGMA_HI = 0.1, 1e5
@@ -140,7 +140,7 @@ def p3gm_ledger(n: int, batch: int, epochs: float, pca_sigma: float, em_sigma: f
 def dp_vae_ledger(n: int, batch: int, epochs: float, sgd_sigma: float) -> PrivacyLedger:
     """The ledger of a pure DP-SGD model (DP-VAE): one Poisson-subsampled Gaussian record."""
     q, steps = sgd_schedule(n, batch, epochs)
-    mech = "gaussian" if q >= 1.0 else "subsampled_gaussian"
+    mech: Mechanism = "gaussian" if q >= 1.0 else "subsampled_gaussian"
     led = PrivacyLedger()
     led.add(MechanismRecord("dp-sgd", mech, check_positive("sgd_sigma", sgd_sigma),
                             sampling_rate=min(q, 1.0), steps=steps))

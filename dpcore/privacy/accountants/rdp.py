@@ -127,6 +127,7 @@ def record_rdp(record: MechanismRecord, orders=DEFAULT_ORDERS) -> np.ndarray:
     if record.steps == 0:
         return np.zeros_like(orders)
     if record.mechanism == "exponential":
+        assert record.epsilon0 is not None  # for the type checker: MechanismRecord requires it here
         return record.steps * orders * record.epsilon0 ** 2 / 8.0
     if record.mechanism == "gaussian" or record.sampling_rate >= 1.0:
         return record.steps * orders / (2.0 * record.noise_multiplier ** 2)

@@ -54,7 +54,9 @@ def expected_trials(distribution: str, eta: float | None = None, gamma: float | 
     """E[K]: Papernot & Steinke §3 (truncated negative binomial, logarithmic at η = 0) or μ."""
     check_parameters(distribution, eta, gamma, mu)
     if distribution == POISSON:
+        assert mu is not None  # for the type checker: check_parameters refused None
         return float(mu)
+    assert eta is not None and gamma is not None
     if eta == 0:
         return (1.0 / gamma - 1.0) / math.log(1.0 / gamma)
     return eta * (1.0 - gamma) / (gamma * (1.0 - gamma ** eta))
@@ -92,7 +94,9 @@ def draw_trials(rng: np.random.Generator, distribution: str, eta: float | None =
     """K from the distribution with `rng` (a secret stream: K must stay hidden), by inversion."""
     check_parameters(distribution, eta, gamma, mu)
     if distribution == POISSON:
+        assert mu is not None  # for the type checker: check_parameters refused None
         return int(rng.poisson(mu))
+    assert eta is not None and gamma is not None
     u, k = rng.random(), 1
     p = float(tnb_pmf(1, eta, gamma)[0])
     cum = p
@@ -146,5 +150,7 @@ def selection_rdp(base_rdp, orders, distribution: str, eta: float | None = None,
     """The selection's RDP curve from Q's: Theorem 2 or Theorem 6 by `distribution`."""
     check_parameters(distribution, eta, gamma, mu)
     if distribution == POISSON:
+        assert mu is not None  # for the type checker: check_parameters refused None
         return poisson_selection_rdp(base_rdp, orders, mu)
+    assert eta is not None and gamma is not None
     return tnb_selection_rdp(base_rdp, orders, eta, gamma)

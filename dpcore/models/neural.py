@@ -1,4 +1,5 @@
-"""Models that draw z from a latent prior and decode it: P3GM, PGM, P3GM-AE, VAE, DP-VAE, L-VAE.
+"""NeuralSynthesizer, the base of the models that draw z from a latent prior and decode it: P3GM, PGM,
+P3GM-AE, VAE, DP-VAE, L-VAE.
 
 Why one base: they differ in how they fit the prior and which networks (DP-)SGD trains; how a
 fitted model turns z into rows of the original schema, which (DP-)SGD schedule it plans, the batch

@@ -1,3 +1,7 @@
+"""The attack ladder's statistics and its Monte Carlo attack (the workbench's one membership-attack
+implementation, `dpcore.evaluate.attacks`): a memorising generator is caught, fresh samples reveal
+nothing, the streaming distance kernel matches brute force, the outlier's rank, the exact
+Clopper–Pearson interval and the conservative empirical ε."""
 import math
 
 import numpy as np
@@ -5,9 +9,10 @@ import pytest
 from scipy import stats
 
 from dpcore.data.dataset import Dataset
-from dpcore.errors import InvalidParameter
+from dpcore.evaluate.attacks import run_attacks
+from dpcore.evaluate.attacks.distance import nearest_and_counts
+from dpcore.evaluate.attacks.result import clopper_pearson, empirical_eps
 from dpcore.evaluate.bounds import tradeoff_eps_delta
-from dpcore.evaluate.mia import clopper_pearson, empirical_eps, monte_carlo_mia, nearest_and_counts
 
 
 def _gauss(n, d=8, seed=0):
@@ -15,8 +20,14 @@ def _gauss(n, d=8, seed=0):
     return Dataset("g", np.clip(0.5 + 0.12 * rng.standard_normal((n, d)), 0, 1).astype(np.float32))
 
 
+def monte_carlo(synthetic, members, non_members, n_targets):
+    (result,), _, _, _ = run_attacks(synthetic, members, non_members, attacks=["monte-carlo"],
+                                     n_targets=n_targets, seed=0, device="cpu")
+    return result
+
+
 def test_memorising_model_is_caught(digits):
-    res = monte_carlo_mia(digits["train"], digits["train"], digits["test"], n_targets=300)
+    res = monte_carlo(digits["train"], digits["train"], digits["test"], n_targets=200)
     assert res.auc > 0.95
     assert res.eps_lower_bound > 1.0
     assert res.alpha[0] == 0 and res.alpha[-1] == 1 and np.all(np.diff(res.alpha) >= 0)
@@ -26,45 +37,36 @@ def test_memorising_model_is_caught(digits):
 
 
 def test_fresh_samples_reveal_nothing():
-    members, non_members, fresh = _gauss(1000, seed=1), _gauss(1000, seed=2), _gauss(5000, seed=3)
-    res = monte_carlo_mia(fresh, members, non_members, n_targets=1000)
+    members, non_members, fresh = _gauss(1000, seed=1), _gauss(2000, seed=2), _gauss(5000, seed=3)
+    res = monte_carlo(fresh, members, non_members, n_targets=1000)
     assert abs(res.auc - 0.5) < 0.05
     assert res.eps_lower_bound < 0.5
-    memo = monte_carlo_mia(members, members, non_members, n_targets=1000)
+    memo = monte_carlo(members, members, non_members, n_targets=1000)
     assert memo.auc > 0.95
 
 
-def test_chunked_equals_unchunked(digits):
-    a = monte_carlo_mia(digits["train"], digits["train"], digits["test"], n_targets=200, chunk_size=97)
-    b = monte_carlo_mia(digits["train"], digits["train"], digits["test"], n_targets=200, chunk_size=100_000)
-    np.testing.assert_allclose(a.member_scores, b.member_scores, rtol=1e-6)
-    np.testing.assert_allclose(a.non_member_scores, b.non_member_scores, rtol=1e-6)
-    assert a.auc == pytest.approx(b.auc, abs=1e-9) and a.radius == pytest.approx(b.radius, rel=1e-6)
-    # the streaming kernel against a brute-force distance matrix
+def test_streaming_kernel_matches_brute_force(digits):
     t, s = digits["test"].features[:50], digits["train"].features
-    near, cnt = nearest_and_counts(t, s, 1.5, chunk_size=33)
-    full = np.sqrt(((t[:, None, :].astype(np.float64) - s[None]) ** 2).sum(-1))
-    np.testing.assert_allclose(near, full.min(1), atol=1e-3)
-    np.testing.assert_array_equal(cnt, (full <= 1.5).sum(1))
+    for chunk in (33, 100_000):
+        near, cnt = nearest_and_counts(t, s, 1.5, chunk_size=chunk, device="cpu")
+        full = np.sqrt(((t[:, None, :].astype(np.float64) - s[None]) ** 2).sum(-1))
+        np.testing.assert_allclose(near, full.min(1), atol=1e-3)
+        np.testing.assert_array_equal(cnt, (full <= 1.5).sum(1))
 
 
-def test_radius_options_features_and_outlier(digits):
+def test_the_outlier_memorised_is_among_the_most_exposed(digits):
     train = digits["train"]
     feats = train.features.copy()
     feats[7] = 1.0  # an all-white outlier
     members = Dataset("digits", feats, train.labels, outlier_index=7)
-    for radius in (("percentile", 0.05), 0.5):
-        r = monte_carlo_mia(members, members, digits["test"], n_targets=200, radius=radius, features="pca40")
-        assert r.auc > 0.9 and r.features == "pca40"
-        assert r.outlier_nearest == pytest.approx(0.0, abs=1e-2)  # memorised, so reproduced exactly
-        assert 1 <= r.outlier_rank <= 400
-    clean = monte_carlo_mia(digits["test"], members, digits["train"].subset(np.arange(600, 1200)), n_targets=200)
-    assert clean.outlier_nearest > 3.0  # nothing like it among samples of other rows
-    assert clean.outlier_score < 1 / digits["test"].n  # count 0; only the tie-break part
-    with pytest.raises(InvalidParameter):
-        monte_carlo_mia(members, members, digits["test"], radius="mean")
-    with pytest.raises(InvalidParameter):
-        monte_carlo_mia(members, members, digits["test"], features="pca3")
+    memo = monte_carlo(members, members, digits["test"], n_targets=200)
+    assert memo.outlier_score is not None and 1 <= memo.outlier_rank <= 400
+    assert memo.outlier_score == memo.member_scores[memo.outlier_position]
+    # samples of other rows: nothing like the outlier, so it ranks below the memorised case
+    clean = monte_carlo(digits["test"], members, digits["train"].subset(np.arange(600, 1200)), n_targets=200)
+    assert clean.outlier_rank > memo.outlier_rank
+    assert clean.outlier_score < 1 / digits["test"].n  # no sample within the radius: only the tie-break
+    assert monte_carlo(digits["test"], digits["train"], digits["test"], 50).outlier_rank is None
 
 
 @pytest.mark.parametrize("k,n", [(0, 20), (1, 20), (7, 20), (20, 20), (3, 1000), (999, 1000)])
