@@ -84,8 +84,7 @@ def _stored_form(current: dict) -> dict | None:
 
 
 def _csv_form(current: dict) -> dict | None:
-    from dpcore.ui.schema_editor import (EDITOR_KINDS, declared_from_edits, guess_target, schema_rows,
-                                         target_problem)
+    from dpcore.ui.schema_editor import EDITOR_KINDS, declared_from_edits, guess_target, schema_rows, target_problem
 
     limit_mb = ui.upload_limit_bytes() // 2**20
     up = st.file_uploader(f"CSV file (up to {limit_mb} MB, UTF-8, header row)", type=["csv", "txt", "tsv"],

@@ -124,7 +124,8 @@ size_auto = set(MODELS[model].size_auto_fields)  # left auto (None), a run resol
 params: dict = {}
 k = f"train.{model}."  # widget keys per model: switching models keeps each model's settings
 facts_json = ui.data_facts_json(train)
-from dpcore.models.presets import preset as _preset, preset_names  # noqa: E402
+from dpcore.models.presets import preset as _preset  # noqa: E402
+from dpcore.models.presets import preset_names  # noqa: E402
 
 chosen_preset = None
 if preset_names(model):

@@ -29,7 +29,6 @@ import time
 
 import numpy as np
 
-
 PAPER = {"gs-wgan": {"epsilon": 10.0, "delta": 1e-5, "mlp_accuracy": 0.65, "inception_score": 5.32,
                      "steps": 20_000, "n_discriminators": 1000, "hardware": "GPU (about 22 GB)"}}
 
@@ -152,8 +151,8 @@ def outlier_experiment(quick: bool, names=OUTLIER_MODELS, epochs: int | None = N
 def gswgan_run(dataset: str, epsilon_target: float, quick: bool, **overrides) -> dict:
     """One GS-WGAN fit with the CPU configuration (plus `overrides`), scored by MLP accuracy."""
     from dpcore.data import load_split
-    from dpcore.models.protocol import PrivacyBudget
     from dpcore.models.gswgan import GSWGAN, GSWGANConfig
+    from dpcore.models.protocol import PrivacyBudget
     from dpcore.privacy.accountant import epsilon
 
     train, test = load_split(dataset, seed=0)

@@ -17,7 +17,6 @@ from pathlib import Path
 import numpy as np
 
 
-
 def _timed(fn):
     w, c = time.perf_counter(), time.process_time()
     try:

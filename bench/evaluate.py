@@ -21,7 +21,6 @@ from pathlib import Path
 
 import numpy as np
 
-
 FASHION = Path("/usr/share/datasets/fashion-mnist")
 
 

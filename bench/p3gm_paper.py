@@ -23,7 +23,6 @@ import json
 import math
 import time
 
-
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 

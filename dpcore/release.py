@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import html
 import math
+from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, Sequence
+from typing import Any
 
 from dpcore.privacy import coverage
 

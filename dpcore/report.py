@@ -9,7 +9,8 @@ and builds the run's two HTML exports through `dpcore.release` (shareable and pr
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 

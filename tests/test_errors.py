@@ -1,7 +1,6 @@
 import pytest
 
-from dpcore.errors import (DPCoreError, InvalidParameter, check_int, check_positive,
-                           check_probability)
+from dpcore.errors import DPCoreError, InvalidParameter, check_int, check_positive, check_probability
 
 
 def test_messages_are_one_line():

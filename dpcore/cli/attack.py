@@ -9,11 +9,11 @@ data owner only.
 """
 from __future__ import annotations
 
-from dpcore.cli.args import integer, number
-
 import math
 import time
 from pathlib import Path
+
+from dpcore.cli.args import integer, number
 
 
 def register(sub) -> None:
@@ -36,7 +36,6 @@ def run(args) -> int:
     from dpcore.cli import print_json
     from dpcore.errors import InvalidParameter, RunError, check_probability
     from dpcore.evaluate.attacks import parse_attacks
-
     from dpcore.limits import check_canaries, check_seed, check_targets
 
     if any(not a.strip() for a in args.attacks.split(",")):

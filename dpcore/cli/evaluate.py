@@ -11,10 +11,10 @@ full report. Both open with a summary and embed `--report-rows` synthetic rows (
 """
 from __future__ import annotations
 
-from dpcore.cli.args import integer
-
 import time
 from pathlib import Path
+
+from dpcore.cli.args import integer
 
 
 def register(sub) -> None:
@@ -67,10 +67,8 @@ def run(args) -> int:
         raise InvalidParameter(f"--n-targets must be >= 10, got {args.n_targets}")
     from dpcore.cli.paths import check_out_file
     from dpcore.errors import check_int
-    from dpcore.limits import check_samples
+    from dpcore.limits import check_samples, check_seed, check_targets
     from dpcore.runs import Run
-
-    from dpcore.limits import check_seed, check_targets
 
     check_seed(args.seed)
     check_targets(args.n_targets)

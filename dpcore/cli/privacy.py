@@ -12,10 +12,9 @@ Defaults are the official P3GM MNIST configuration (docs/references.md#p3gm) and
 """
 from __future__ import annotations
 
-from dpcore.cli.args import integer, number
-
 import argparse
 
+from dpcore.cli.args import integer, number
 from dpcore.errors import InvalidParameter
 
 MODELS = ("p3gm", "dp-vae")

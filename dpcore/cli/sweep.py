@@ -9,11 +9,11 @@ releases one run by private selection (Papernot & Steinke 2022) with the selecti
 """
 from __future__ import annotations
 
-from dpcore.cli.args import integer, number
-
 import math
 import sys
 import threading
+
+from dpcore.cli.args import integer, number
 
 _SELECT = {"negative-binomial": "negative_binomial", "poisson": "poisson"}
 

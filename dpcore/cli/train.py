@@ -6,8 +6,6 @@ command and `--model` is known, so other commands never pay for importing torch 
 """
 from __future__ import annotations
 
-from dpcore.cli.args import integer, number
-
 import argparse
 import contextlib
 import math
@@ -16,6 +14,8 @@ import sys
 import threading
 import time
 from pathlib import Path
+
+from dpcore.cli.args import integer, number
 
 PARAM_PREFIX = "param_"
 
@@ -414,15 +414,11 @@ def _model_json(run_path) -> dict:
 
 def cmd_sample(args) -> int:
     from dpcore.cli import print_json
-    from dpcore.errors import check_int
-    from dpcore.runs import Run
-    from dpcore.runs.export import write_samples
-
     from dpcore.cli.paths import check_out_file
-    from dpcore.limits import check_samples
-    from dpcore.runs.export import FORMATS
-
-    from dpcore.limits import check_seed
+    from dpcore.errors import check_int
+    from dpcore.limits import check_samples, check_seed
+    from dpcore.runs import Run
+    from dpcore.runs.export import FORMATS, write_samples
 
     n = check_samples(check_int("--n", args.n, minimum=1), "--n")
     check_seed(args.seed)

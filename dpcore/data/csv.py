@@ -16,14 +16,13 @@ from typing import Any
 
 import pandas as pd
 
+from dpcore.data.conform import conform
 from dpcore.data.dataset import Dataset
 from dpcore.data.dp_bounds import privatise_bounds
 from dpcore.data.encoder import MISSING_MODES, TabularEncoder
-from dpcore.data.conform import conform
 from dpcore.data.profile import text_profile
+from dpcore.data.schema import DEFAULT_MAX_LEVELS, Schema, _is_text, cast_frame, declared_kind, infer_schema, is_missing
 from dpcore.data.split import row_digests
-from dpcore.data.schema import (DEFAULT_MAX_LEVELS, Schema, _is_text, cast_frame, declared_kind, infer_schema,
-                               is_missing)
 from dpcore.errors import DataError, InvalidParameter
 
 DEFAULT_MAX_BYTES = 50 * 1024 * 1024

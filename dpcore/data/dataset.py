@@ -86,7 +86,7 @@ class Dataset:
             return len(self.label_names)
         return int(self.labels.max()) + 1 if self.n else 0
 
-    def subset(self, index: np.ndarray) -> "Dataset":
+    def subset(self, index: np.ndarray) -> Dataset:
         """Rows `index` as a new Dataset sharing schema and encoder (outlier index remapped)."""
         index = np.asarray(index)
         if index.dtype == bool:
@@ -109,7 +109,7 @@ class Dataset:
             row_ids=None if self.row_ids is None else self.row_ids[index],
         )
 
-    def with_features(self, features: np.ndarray, labels: np.ndarray | None) -> "Dataset":
+    def with_features(self, features: np.ndarray, labels: np.ndarray | None) -> Dataset:
         """Synthetic rows in the same schema (what `Synthesizer.sample` returns)."""
         return Dataset(
             name=self.name,

@@ -27,7 +27,7 @@ THRESHOLD_SDS = 3.0
 
 
 def privatise_bounds(frame: pd.DataFrame, schema: Schema, *, noise_multiplier: float = 10.0,
-                     seed: "int | np.random.Generator | None" = None, columns: list[str] | None = None
+                     seed: int | np.random.Generator | None = None, columns: list[str] | None = None
                      ) -> tuple[Schema, dict | None]:
     """Replace data-derived bounds of numeric/integer columns by noisy-histogram bounds.
 

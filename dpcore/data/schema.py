@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any, Iterable
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -152,7 +153,7 @@ class Schema:
         """True when every bound and category list is public or privatised."""
         return not self.data_derived
 
-    def with_column(self, name: str, **changes) -> "Schema":
+    def with_column(self, name: str, **changes) -> Schema:
         """A copy with one column edited (the user's override of an inferred kind or bound)."""
         cols = [replace(c, **changes) if c.name == name else c for c in self.columns]
         if name not in self.names:
@@ -168,7 +169,7 @@ class Schema:
                 "meta": dict(self.meta)}
 
     @classmethod
-    def from_dict(cls, d: dict) -> "Schema":
+    def from_dict(cls, d: dict) -> Schema:
         return cls([ColumnSpec(**c) for c in d["columns"]], target=d.get("target"),
                    label_names=d.get("label_names"), meta=dict(d.get("meta") or {}))
 

@@ -25,7 +25,6 @@ import numpy as np
 from dpcore.data.dataset import Dataset
 from dpcore.errors import InvalidParameter, check_int, check_probability
 
-
 KEY_BYTES = 32  # the split key: 256 bits of OS entropy
 
 

@@ -7,7 +7,7 @@ All functions are vectorised over `alpha` (type-I error, the attacker's false-po
 """
 from __future__ import annotations
 
-from typing import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 from scipy.stats import norm

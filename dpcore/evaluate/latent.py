@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import numpy as np
 
-
 MAX_POINTS = 5000
 
 

@@ -6,7 +6,8 @@ come from data (run names, column names) is HTML-escaped before it goes into Plo
 from __future__ import annotations
 
 import html
-from typing import NamedTuple, Sequence
+from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 
@@ -141,8 +142,8 @@ def _square_axes(fig, log_fpr: bool) -> None:
 
 def exposed_records_figure(targets: np.ndarray, nearest: np.ndarray, image_shape, captions: Sequence[str]):
     """Row 1: the targets the best attack is surest about; row 2: each one's nearest synthetic row."""
-    from plotly.subplots import make_subplots
     import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
 
     k = len(targets)
     h, w = image_shape[-2], image_shape[-1]

@@ -7,7 +7,7 @@ differ. The full id goes into the hover text instead. No Streamlit here (the rep
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 IGNORED = frozenset({"device", "epsilon", "delta"})  # ε is shown on its own; δ and the device never differ usefully
 

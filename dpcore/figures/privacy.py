@@ -78,6 +78,7 @@ def composition_figure(ledger, delta: float, rows: list[dict] | None = None):
 def pld_figure(ledger, delta: float, eps_max: float | None = None, n: int = 40):
     """δ(ε) from the PLD accountant with the reported (ε, δ) point: the whole privacy profile."""
     import plotly.graph_objects as go
+
     from dpcore.privacy.accountant import epsilon, pld_delta
 
     eps_rdp = float(epsilon(ledger, delta))

@@ -6,10 +6,9 @@ builder.
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
-
 
 PHASE_LABELS = {"pca": "DP-PCA", "em": "DP-EM", "warmup": "decoder warm-up", "sgd": "(DP-)SGD"}
 

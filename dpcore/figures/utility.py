@@ -6,7 +6,8 @@ arranges them. Plotly is imported inside each builder.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Iterable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 import numpy as np
 

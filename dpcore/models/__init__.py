@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import importlib
 import json
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
 
 from dpcore.errors import InvalidParameter, RunError
+
 
 class _Registry(Mapping):
     """A read-only mapping name → class that imports each model's module on first use."""
@@ -23,7 +24,7 @@ class _Registry(Mapping):
         self._specs: dict[str, str] = {}
         self._loaded: dict[str, type] = {}
 
-    def register(self, name: str, target: "str | type") -> None:
+    def register(self, name: str, target: str | type) -> None:
         if isinstance(target, str):
             self._specs[name] = target
             self._loaded.pop(name, None)
@@ -49,7 +50,7 @@ class _Registry(Mapping):
 MODELS = _Registry()
 
 
-def register_model(name: str, target: "str | type") -> None:
+def register_model(name: str, target: str | type) -> None:
     """Add a model: `target` is a class or "module:Class" (imported on first use)."""
     MODELS.register(name, target)
 

@@ -34,9 +34,18 @@ from torch import nn
 from dpcore.data.dataset import Dataset
 from dpcore.errors import DataError, InvalidParameter, check_int
 from dpcore.models import networks
+from dpcore.models.params import (
+    REPRODUCIBLE_NOISE_HELP,
+    ModelConfig,
+    count,
+    delta_field,
+    device_field,
+    epsilon_field,
+    hparam,
+    positive,
+    seed_field,
+)
 from dpcore.models.protocol import PrivacyBudget
-from dpcore.models.params import (REPRODUCIBLE_NOISE_HELP, ModelConfig, count, delta_field, device_field,
-                                  epsilon_field, hparam, positive, seed_field)
 from dpcore.models.rows import image_pool_matrix
 from dpcore.models.synthesizer import BaseSynthesizer, DataFacts, FitRun, Plan
 from dpcore.models.training import check_finite
@@ -80,7 +89,7 @@ class GSWGANConfig(ModelConfig):
     device: str = device_field()
 
     @classmethod
-    def paper(cls, **overrides) -> "GSWGANConfig":
+    def paper(cls, **overrides) -> GSWGANConfig:
         """The paper's scale (needs a GPU: about 1000 × the CPU configuration's critic work)."""
         values = dict(steps=20_000, batch_size=32, n_discriminators=1000, critic_steps=5,
                       critic_batch=32, warmup_steps=2000, latent_dim=32, gen_hidden=512,

@@ -83,7 +83,7 @@ class TabularHeads:
 
     @classmethod
     def for_data(cls, encoder, n_features: int, n_classes: int, label_weight: float = 1.0,
-                 bins: int = 0) -> "TabularHeads | None":
+                 bins: int = 0) -> TabularHeads | None:
         """Heads from a TabularEncoder's blocks (None for images or an encoder that does not lay
         the features out block after block); numerics get `bins` bins, or a Gaussian when 0."""
         blocks = getattr(encoder, "blocks", None)

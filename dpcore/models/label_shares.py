@@ -10,7 +10,7 @@ shares is post-processing of DP outputs: it costs no privacy.
 """
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

@@ -47,9 +47,9 @@ from dpcore.data.dataset import Dataset
 from dpcore.errors import DataError, InvalidParameter
 from dpcore.models import lipschitz as lip
 from dpcore.models import networks
-from dpcore.models.protocol import PrivacyBudget
-from dpcore.models.params import ModelConfig, count, delta_field, device_field, hparam, positive, seed_field
 from dpcore.models.neural import NeuralSynthesizer
+from dpcore.models.params import ModelConfig, count, delta_field, device_field, hparam, positive, seed_field
+from dpcore.models.protocol import PrivacyBudget
 from dpcore.models.synthesizer import FitRun
 from dpcore.models.training import train_sgd
 

@@ -43,7 +43,7 @@ class _Stopped(Exception):
     pass
 
 
-def tables_only(name: str, data: "Dataset | DataFacts", bins: int) -> int | None:
+def tables_only(name: str, data: Dataset | DataFacts, bins: int) -> int | None:
     """Refuse images (and tables without a tabular encoder or declared bounds) before any work;
     the number of discrete attributes when the rows' schema is at hand (a Dataset), else None."""
     if isinstance(data, Dataset):
@@ -71,7 +71,7 @@ class MarginalSynthesizer(BaseSynthesizer):
 
     # ------------------------------------------------------------------ plan
     @classmethod
-    def plan(cls, config, data: "Dataset | DataFacts") -> Plan:
+    def plan(cls, config, data: Dataset | DataFacts) -> Plan:
         """Tables only (checked on the schema when `data` is a Dataset), then the base's plan;
         steps from the number of attributes when it is known."""
         cfg = config if config is not None else cls.config_class()
@@ -134,7 +134,7 @@ class MarginalSynthesizer(BaseSynthesizer):
                 pass
         self.calibration.update(ctx.summary())
 
-    def _select_and_measure(self, ctx: "_Context") -> None:
+    def _select_and_measure(self, ctx: _Context) -> None:
         raise NotImplementedError
 
     # ------------------------------------------------------------------ protocol

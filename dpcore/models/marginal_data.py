@@ -89,7 +89,7 @@ class Discretizer:
         self.attrs, self.width = list(attrs), int(width)
 
     @classmethod
-    def for_dataset(cls, data: Dataset, bins: int, model: str) -> "Discretizer":
+    def for_dataset(cls, data: Dataset, bins: int, model: str) -> Discretizer:
         enc = data.encoder
         if enc is None or not hasattr(enc, "blocks") or data.is_image:
             raise InvalidParameter(f"{model} works on tables (a CSV or a tabular built-in), "
@@ -190,7 +190,7 @@ class Discretizer:
         return [{**asdict(a), "atoms": list(a.atoms)} for a in self.attrs]
 
     @classmethod
-    def from_list(cls, items, width: int, where: str) -> "Discretizer":
+    def from_list(cls, items, width: int, where: str) -> Discretizer:
         try:
             attrs = [Attr(str(d["name"]), str(d["kind"]), int(d["size"]), int(d["start"]), int(d["stop"]),
                           tuple(float(x) for x in d.get("atoms") or ()))

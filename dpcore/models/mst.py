@@ -19,10 +19,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpcore.models.marginal_base import MarginalSynthesizer
-from dpcore.models.marginal_data import (bins_field, compress_field, decode_field, target_weight_field,
-                                         workload_weight)
-from dpcore.models.params import (REPRODUCIBLE_NOISE_HELP, ModelConfig, count, delta_field, epsilon_field,
-                                  hparam, seed_field)
+from dpcore.models.marginal_data import bins_field, compress_field, decode_field, target_weight_field, workload_weight
+from dpcore.models.params import (
+    REPRODUCIBLE_NOISE_HELP,
+    ModelConfig,
+    count,
+    delta_field,
+    epsilon_field,
+    hparam,
+    seed_field,
+)
 
 TARGET_WEIGHT = 4.0  # chosen on bench/wide_table.py's `wide-choose` table and credit (docs/tabular.md)
 

@@ -33,12 +33,13 @@ from dpcore.io import as_float
 from dpcore.models import networks
 from dpcore.models.label_shares import CALIBRATION_DRAWS, level_shares, sample_with_quotas, shares_from_mean
 from dpcore.models.mixture import diag_gauss_logpdf, mog_logpdf, mog_sample
-from dpcore.models.p3gm_config import PCA_DIM, P3GMAEConfig, P3GMConfig, PGMConfig  # noqa: F401 (re-exported)
 from dpcore.models.neural import NeuralSynthesizer, _replace
+from dpcore.models.p3gm_config import PCA_DIM, P3GMAEConfig, P3GMConfig, PGMConfig  # noqa: F401 (re-exported)
 from dpcore.models.rows import image_pool_matrix, pooled_width, split_output
 from dpcore.models.synthesizer import DataFacts, FitRun, Plan
 from dpcore.models.training import FitProgress, check_finite, train_sgd
 from dpcore.privacy.randomness import NoiseSource
+
 
 def clip_codes(Z: np.ndarray, radius: float | None) -> np.ndarray:
     """Rows of Z scaled onto the L2 ball of `radius` (what DP-EM fits; the encoder emits the same)."""

@@ -7,9 +7,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dpcore.models.params import (REPRODUCIBLE_NOISE_HELP, ModelConfig, count, delta_field, device_field,
-                                  epsilon_field, hparam, positive, seed_field)
 from dpcore.models.neural import NUMERIC_BINS_HELP, TABULAR_HEADS_HELP
+from dpcore.models.params import (
+    REPRODUCIBLE_NOISE_HELP,
+    ModelConfig,
+    count,
+    delta_field,
+    device_field,
+    epsilon_field,
+    hparam,
+    positive,
+    seed_field,
+)
 
 PCA_DIM = 30  # the paper's best latent size (10–100 work)
 # P3GM's defaults for a public training-row count (a built-in's split; a file's count is private, so

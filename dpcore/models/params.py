@@ -90,7 +90,7 @@ def config_field(cls, name: str) -> Param:
     raise InvalidParameter(f"{name!r} is not a parameter of {cls.__name__}")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _fields(cls) -> tuple[Param, ...]:
     hints = typing.get_type_hints(cls)
     out = []

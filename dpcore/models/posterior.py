@@ -63,7 +63,7 @@ def posterior_resample(model, data: Dataset, *, mcmc_steps: int = 0, seed: int |
             mu, logvar = model.encoder(x)
             std = torch.exp(0.5 * logvar)
 
-            def draw() -> torch.Tensor:
+            def draw(mu=mu, std=std) -> torch.Tensor:  # this chunk's posterior
                 return mu + std * torch.randn(mu.shape, generator=gen).to(dev)
 
             z = draw()

@@ -8,8 +8,9 @@ model stays usable (FitResult.stopped is then True).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from dpcore.data.dataset import Dataset
 from dpcore.errors import InvalidParameter

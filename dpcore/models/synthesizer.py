@@ -32,8 +32,8 @@ import numpy as np
 from dpcore.data.dataset import Dataset
 from dpcore.errors import InvalidParameter, RunError
 from dpcore.io import as_float, atomic_write_json
-from dpcore.models.protocol import Callback, FitResult, PrivacyBudget
 from dpcore.models.params import ModelConfig, config_fields, config_from_dict, config_to_dict
+from dpcore.models.protocol import Callback, FitResult, PrivacyBudget
 from dpcore.privacy.ledger import MechanismRecord, PrivacyLedger
 
 
@@ -52,7 +52,7 @@ class DataFacts:
     released: bool = False
 
     @classmethod
-    def of(cls, data: "Dataset | DataFacts") -> "DataFacts":
+    def of(cls, data: Dataset | DataFacts) -> DataFacts:
         if isinstance(data, DataFacts):
             return data
         return cls(n=data.n, n_features=data.n_features,
@@ -180,7 +180,7 @@ class BaseSynthesizer:
 
     # ------------------------------------------------------------------ plan
     @classmethod
-    def plan(cls, config, data: "Dataset | DataFacts") -> Plan:
+    def plan(cls, config, data: Dataset | DataFacts) -> Plan:
         """Check `config` against the data (every rule, before any work), resolve its `auto`
         fields and preview the run: steps, calibrated noise and the accountant's planned ε."""
         facts = DataFacts.of(data)

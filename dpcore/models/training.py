@@ -7,7 +7,7 @@ loss, the events they stream, or how a stop request or a NaN is handled.
 from __future__ import annotations
 
 import math
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 from torch import nn

@@ -15,9 +15,18 @@ import torch
 from torch import nn
 
 from dpcore.models import networks
-from dpcore.models.params import (REPRODUCIBLE_NOISE_HELP, ModelConfig, count, delta_field, device_field,
-                                  epsilon_field, hparam, positive, seed_field)
 from dpcore.models.neural import NUMERIC_BINS_HELP, TABULAR_HEADS_HELP, NeuralSynthesizer
+from dpcore.models.params import (
+    REPRODUCIBLE_NOISE_HELP,
+    ModelConfig,
+    count,
+    delta_field,
+    device_field,
+    epsilon_field,
+    hparam,
+    positive,
+    seed_field,
+)
 from dpcore.models.synthesizer import FitRun
 from dpcore.models.training import train_sgd
 

@@ -16,18 +16,40 @@ the row count n is private too: runs release it once as a ledgered noisy count Ã
 """
 from __future__ import annotations
 
-from dpcore.privacy.accountants.baseline import (analytic_gaussian_epsilon, baseline_epsilon,
-                                                 gaussian_mechanism_epsilon, zcdp_epsilon)
-from dpcore.privacy.accountants.calibrate import (CENTERS, EM_FRACTION, MEAN_NOISE_RATIO,
-                                                  Calibration, calibrate_dp_vae, calibrate_gaussian, calibrate_p3gm,
-                                                  calibrate_sgd, dp_vae_ledger, em_mechanism_count,
-                                                  encoder_records, p3gm_ledger, sgd_schedule)
-from dpcore.privacy.accountants.selection import (expected_trials, gamma_for_mean, selection_rdp,
-                                                   tnb_pmf)
+from dpcore.privacy.accountants.baseline import (
+                                                 analytic_gaussian_epsilon,
+                                                 baseline_epsilon,
+                                                 gaussian_mechanism_epsilon,
+                                                 zcdp_epsilon,
+)
+from dpcore.privacy.accountants.calibrate import (
+                                                 CENTERS,
+                                                 EM_FRACTION,
+                                                 MEAN_NOISE_RATIO,
+                                                 Calibration,
+                                                 calibrate_dp_vae,
+                                                 calibrate_gaussian,
+                                                 calibrate_p3gm,
+                                                 calibrate_sgd,
+                                                 dp_vae_ledger,
+                                                 em_mechanism_count,
+                                                 encoder_records,
+                                                 p3gm_ledger,
+                                                 sgd_schedule,
+)
 from dpcore.privacy.accountants.pld import pld_delta, pld_delta_curve, pld_epsilon
-from dpcore.privacy.accountants.rdp import (DEFAULT_ORDERS, classic_epsilon, conversion_offset,
-                                            epsilon, epsilon_and_order, epsilon_from_rdp,
-                                            rdp, record_rdp, subsampled_gaussian_rdp)
+from dpcore.privacy.accountants.rdp import (
+                                                 DEFAULT_ORDERS,
+                                                 classic_epsilon,
+                                                 conversion_offset,
+                                                 epsilon,
+                                                 epsilon_and_order,
+                                                 epsilon_from_rdp,
+                                                 rdp,
+                                                 record_rdp,
+                                                 subsampled_gaussian_rdp,
+)
+from dpcore.privacy.accountants.selection import expected_trials, gamma_for_mean, selection_rdp, tnb_pmf
 
 __all__ = [
     "DEFAULT_ORDERS", "CENTERS", "EM_FRACTION", "MEAN_NOISE_RATIO", "Calibration",

@@ -119,7 +119,7 @@ class DPEM:
                                            steps=self._tally[kind], sensitivity=sens,
                                            noise=self._noise_kind))
 
-    def fit(self, Z, ledger: PrivacyLedger | None, rng) -> "DPEM":
+    def fit(self, Z, ledger: PrivacyLedger | None, rng) -> DPEM:
         """Clip codes to the radius, then n_iter noisy EM iterations (module docstring)."""
         Z = clip_rows(_check_matrix(Z, "Z"), self.code_radius)
         if self.noise_multiplier is not None and ledger is None:

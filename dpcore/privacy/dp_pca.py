@@ -43,8 +43,7 @@ from scipy.linalg.blas import dsyrk
 
 from dpcore.errors import DataError, InvalidParameter, check_int, check_positive
 from dpcore.privacy.ledger import MechanismRecord, PrivacyLedger
-from dpcore.privacy.mechanisms import (as_rng, clip_rows, gaussian_mechanism,
-                                       symmetric_gaussian_noise)
+from dpcore.privacy.mechanisms import as_rng, clip_rows, gaussian_mechanism, symmetric_gaussian_noise
 from dpcore.privacy.randomness import noise_kind
 
 MEAN_NOISE_RATIO = 2.0
@@ -111,7 +110,7 @@ class DPPCA:
         return MEAN_NOISE_RATIO * self.noise_multiplier
 
     def fit(self, X, ledger: PrivacyLedger | None, rng, *, count: int | None = None,
-            mean_rng=None) -> "DPPCA":
+            mean_rng=None) -> DPPCA:
         """Fit on the rows X. count: the released row count ñ that `mean_` and
         `explained_variance_` divide by (None: the true N, which is then treated as public).
         rng: the covariance noise's generator; mean_rng: the mean's (None: rng). Pass secret

@@ -37,9 +37,8 @@ from torch import nn
 
 from dpcore.errors import InvalidParameter, check_int, check_positive
 from dpcore.privacy.ledger import MechanismRecord, PrivacyLedger
+from dpcore.privacy.per_sample_norms import LinearTap, autograd_sq_norms, linear_clipped_sum_, linear_sq_norms
 from dpcore.privacy.randomness import NoiseSource, combined_kind
-from dpcore.privacy.per_sample_norms import (LinearTap, autograd_sq_norms, linear_clipped_sum_,
-                                             linear_sq_norms)
 
 # Opacus's clip factor min(1, C / (‖g‖ + 1e-6)); the same constant keeps results comparable.
 _CLIP_EPS = 1e-6

@@ -39,7 +39,7 @@ accounting per row) is what makes this per-query amplification valid (docs/refer
 """
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 

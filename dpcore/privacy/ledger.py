@@ -7,8 +7,9 @@ the list into (ε, δ). Nothing else computes ε.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, replace
-from typing import Iterable, Literal
+from typing import Literal
 
 from dpcore.errors import InvalidParameter
 from dpcore.privacy.randomness import NOISE_KINDS, SEEDED
@@ -81,14 +82,14 @@ class MechanismRecord:
         return d
 
     @classmethod
-    def from_dict(cls, d: dict) -> "MechanismRecord":
+    def from_dict(cls, d: dict) -> MechanismRecord:
         """A record back from `to_dict`; one saved before the `noise` field existed is "seeded"
         (those runs really drew their noise from the public seed)."""
         keys = {"name", "mechanism", "noise_multiplier", "sampling_rate", "steps", "sensitivity", "noise",
                 "epsilon0", "partition"}
         return cls(**{"noise": SEEDED, **{k: v for k, v in d.items() if k in keys}})
 
-    def same_mechanism(self, other: "MechanismRecord") -> bool:
+    def same_mechanism(self, other: MechanismRecord) -> bool:
         """True when `other` differs from self only in its step count (so they can be merged)."""
         return replace(other, steps=self.steps) == self
 
@@ -170,7 +171,7 @@ class SelectionRecord:
                 "base_rdp": list(self.base_rdp), "orders": list(self.orders)}
 
     @classmethod
-    def from_dict(cls, d: dict) -> "SelectionRecord":
+    def from_dict(cls, d: dict) -> SelectionRecord:
         """A record back from `to_dict`. One saved before base_rdp existed (its candidates were
         whole ledgers and it held K) reads with Q's bound computed from those ledgers."""
         if not isinstance(d, dict) or not isinstance(d.get("candidates", []), list):
@@ -229,7 +230,7 @@ class PrivacyLedger:
     def __len__(self) -> int:
         return len(self.records)
 
-    def with_selection(self, selection: SelectionRecord) -> "PrivacyLedger":
+    def with_selection(self, selection: SelectionRecord) -> PrivacyLedger:
         """A copy of this ledger closed by `selection` (the released best run's ledger)."""
         return PrivacyLedger(list(self.records), selection)
 
@@ -237,7 +238,7 @@ class PrivacyLedger:
         return [r.to_dict() for r in self.records]
 
     @classmethod
-    def from_list(cls, items: Iterable[dict | MechanismRecord]) -> "PrivacyLedger":
+    def from_list(cls, items: Iterable[dict | MechanismRecord]) -> PrivacyLedger:
         led = cls()
         for it in items:
             led.records.append(it if isinstance(it, MechanismRecord) else MechanismRecord.from_dict(it))

@@ -48,7 +48,7 @@ class _SecretNumpy(np.random.Generator):
     dp_noise_kind = SECRET
 
 
-_SECRET_TORCH: "weakref.WeakSet" = weakref.WeakSet()
+_SECRET_TORCH: weakref.WeakSet = weakref.WeakSet()
 
 
 def noise_kind(generator) -> str:
@@ -86,15 +86,15 @@ class NoiseSource:
         self._seed = None if seed is None else int(seed)
 
     @classmethod
-    def secret(cls) -> "NoiseSource":
+    def secret(cls) -> NoiseSource:
         return cls(None)
 
     @classmethod
-    def seeded(cls, seed: int) -> "NoiseSource":
+    def seeded(cls, seed: int) -> NoiseSource:
         return cls(seed)
 
     @classmethod
-    def for_config(cls, config, private: bool = True) -> "NoiseSource":
+    def for_config(cls, config, private: bool = True) -> NoiseSource:
         """Secret for a private model unless its config asks for `reproducible_noise` (debug);
         non-private models (ε = ∞) keep their seed, so their runs repeat exactly."""
         if private and not getattr(config, "reproducible_noise", False):

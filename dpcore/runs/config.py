@@ -10,7 +10,7 @@ import dataclasses
 import functools
 import math
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from dpcore.errors import InvalidParameter, check_probability
@@ -18,7 +18,7 @@ from dpcore.models.params import config_to_dict
 
 
 def now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 @dataclass
@@ -160,7 +160,7 @@ class RunConfig:
         # public row count of a built-in (a file: the constant); given values win. The Train page's
         # widgets start from the same `params.defaults`, so the CLI and the app train one model.
         from dpcore.models import config_class
-        from dpcore.models.params import sized_fields, size_default, config_field
+        from dpcore.models.params import config_field, size_default, sized_fields
 
         cls = config_class(self.model)
         missing = [f for f in sized_fields(cls) if f not in self.params]
@@ -184,7 +184,7 @@ class RunConfig:
                 "data": dataclasses.asdict(self.data), "name": self.name, "seed": self.seed}
 
     @classmethod
-    def from_dict(cls, d: dict) -> "RunConfig":
+    def from_dict(cls, d: dict) -> RunConfig:
         params = {k: (float(v) if isinstance(v, str) and v in ("inf", "-inf", "nan") else v)
                   for k, v in d.get("params", {}).items()}
         return cls(model=d["model"], params=params, data=d.get("data") or {}, name=d.get("name"))

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from dpcore.errors import DPCoreError, InvalidParameter
 from dpcore.runs.runner import EventFn, train_run

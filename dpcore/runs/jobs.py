@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from dpcore.errors import DPCoreError
 from dpcore.runs.job import NOTHING_TO_DO, Job, Training, failed, remote_training, run_training
@@ -71,11 +71,11 @@ class JobHandle:
         self._thread = threading.Thread(target=self._main, name=f"dpcore-{job.kind}", daemon=True)
 
     # ------------------------------------------------------------------ control
-    def start(self) -> "JobHandle":
+    def start(self) -> JobHandle:
         self._thread.start()
         return self
 
-    def run_here(self) -> "JobHandle":
+    def run_here(self) -> JobHandle:
         """Run the job in this thread; its error (if any) is raised here."""
         self._main()
         if self._raised is not None:

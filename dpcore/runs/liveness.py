@@ -13,6 +13,7 @@ import math
 import os
 import socket
 import time
+from datetime import UTC
 from pathlib import Path
 
 from dpcore.errors import RunError
@@ -66,10 +67,10 @@ def running_state(status: dict, now: float | None = None) -> str:
 
 
 def _when(ts: float) -> str:
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     try:
-        return datetime.fromtimestamp(ts, timezone.utc).isoformat(timespec="seconds")
+        return datetime.fromtimestamp(ts, UTC).isoformat(timespec="seconds")
     except (OverflowError, OSError, ValueError):
         return "never (a heartbeat no clock can show)"
 
@@ -112,7 +113,7 @@ class RunLock:
     def held(self) -> bool:
         return self._fd is not None
 
-    def __enter__(self) -> "RunLock":
+    def __enter__(self) -> RunLock:
         if not self.acquire():
             raise RunError(f"run {self.name!r} is being trained or changed by another process")
         return self

@@ -10,8 +10,14 @@ from __future__ import annotations
 import math
 
 from dpcore.errors import InvalidParameter
-from dpcore.evaluate.released_score import (SCORE_CLASSIFIER, SCORE_RECORD, ReleasedScore, from_noisy_counts,
-                                            held_out_counts, release_counts)
+from dpcore.evaluate.released_score import (
+    SCORE_CLASSIFIER,
+    SCORE_RECORD,
+    ReleasedScore,
+    from_noisy_counts,
+    held_out_counts,
+    release_counts,
+)
 
 DEFAULT_SCORE_EPSILON = 0.1
 RELEASED_KEY = "released_score"
@@ -35,7 +41,8 @@ def release_score(run_dir, epsilon: float = DEFAULT_SCORE_EPSILON, *, classifier
     """Score the run's synthetic rows on its held-out rows, release the noisy counts at `epsilon`
     (the record's own ε by the accountant at the run's δ), append the record to the ledger and store
     the released numbers in evaluation.json. Returns the stored dict (with the run's new ε)."""
-    from dpcore.privacy.accountant import calibrate_gaussian, epsilon as accountant_epsilon
+    from dpcore.privacy.accountant import calibrate_gaussian
+    from dpcore.privacy.accountant import epsilon as accountant_epsilon
     from dpcore.privacy.ledger import PrivacyLedger
     from dpcore.privacy.randomness import NoiseSource
     from dpcore.runs.evaluation import load_bundle, save_evaluation

@@ -9,8 +9,8 @@ from __future__ import annotations
 import math
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from dpcore.errors import DPCoreError, RunError
 from dpcore.models.protocol import PrivacyBudget, TrainingEvent
@@ -40,7 +40,6 @@ def prepare(config: RunConfig | dict):
     its released noisy count ñ, so config.json is the same for neighbouring datasets.
     """
     from dpcore.models import get_model
-
     from dpcore.privacy.randomness import NoiseSource
 
     cfg = config if isinstance(config, RunConfig) else RunConfig.from_dict(config)

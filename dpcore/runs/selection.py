@@ -201,8 +201,8 @@ def _copy_released(trial, target: Path, closed, delta: float, eps: float, point:
     import shutil
     import tempfile
 
-    from dpcore.io import atomic_write_json
     from dpcore.files import read_json
+    from dpcore.io import atomic_write_json
     from dpcore.runs.liveness import RunLock
     from dpcore.runs.store import PARTIAL, Run
 

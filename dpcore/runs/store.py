@@ -18,7 +18,7 @@ import json
 import math
 import os
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from dpcore.errors import DPCoreError, InvalidParameter, RunError
@@ -29,8 +29,18 @@ from dpcore.privacy.ledger import PrivacyLedger
 from dpcore.runs.config import DataConfig, RunConfig, now_iso  # noqa: F401 (the run store's names)
 from dpcore.runs.liveness import running_state
 from dpcore.runs.naming import NAME_RE as _NAME_RE  # noqa: F401 (checked by dpcore.runs.folders)
-from dpcore.runs.safety import (STATUSES, as_number, check_config, check_data_paths, check_done,  # noqa: F401
-                                check_evaluation, check_ledger, check_model_files, check_status, selection_record)
+from dpcore.runs.safety import (  # noqa: F401
+    STATUSES,
+    as_number,
+    check_config,
+    check_data_paths,
+    check_done,
+    check_evaluation,
+    check_ledger,
+    check_model_files,
+    check_status,
+    selection_record,
+)
 
 INCONSISTENT_STATUS = "inconsistent"  # listed only: the ledger's stored copies disagree (dpcore.runs.verify)
 PARTIAL = ".partial-"
@@ -91,7 +101,7 @@ class Run:
         self.config.data = check_data_paths(self.config.data, self.path.parent)
 
     @classmethod
-    def load(cls, path) -> "Run":
+    def load(cls, path) -> Run:
         return cls(path)
 
     @property
@@ -307,7 +317,7 @@ def unreadable_summary(path: Path, exc: BaseException) -> RunSummary:
     else:
         why = f"{type(exc).__name__}: {' '.join(str(exc).split())[:120]}"
     try:
-        created = datetime.fromtimestamp(path.lstat().st_mtime, timezone.utc).isoformat(timespec="seconds")
+        created = datetime.fromtimestamp(path.lstat().st_mtime, UTC).isoformat(timespec="seconds")
     except OSError:
         created = None
     name = path.name[1:] if _is_partial(path) else path.name

@@ -172,8 +172,8 @@ def point_name(sweep: str, params: dict) -> str:
 def point_configs(spec: SweepSpec):
     """RunConfig of every point (grid × seeds), named by `point_name`; each validated against
     the data before any run starts (bad values: a one-line InvalidParameter naming the point)."""
-    from dpcore.runs.runner import prepare
     from dpcore.runs.config import RunConfig
+    from dpcore.runs.runner import prepare
 
     keys = list(spec.grid)
     out = []
@@ -187,7 +187,7 @@ def point_configs(spec: SweepSpec):
                 raise InvalidParameter(f"sweep point {name}: {exc}") from None
             out.append((point, cfg))
     checked = set()
-    for point, cfg in out:  # the data-dependent checks, once per distinct setting
+    for _point, cfg in out:  # the data-dependent checks, once per distinct setting
         key = json.dumps({k: v for k, v in cfg.params.items() if k != "seed"}, sort_keys=True, default=str)
         if key not in checked:
             try:

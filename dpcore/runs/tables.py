@@ -44,8 +44,8 @@ def _folder(root) -> Path:
 
 
 def _check(root, choice: dict, where: str) -> dict:
-    from dpcore.runs.safety import check_fields
     from dpcore.runs.config import DataConfig
+    from dpcore.runs.safety import check_fields
 
     check_fields(DataConfig, choice, where)
     try:

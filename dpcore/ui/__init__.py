@@ -18,22 +18,79 @@ Pages use `from dpcore import ui` and the names below; each lives in the module 
 Only this package imports Streamlit; torch and the models load inside the helpers that need them,
 so the first page paints quickly.
 """
-from dpcore.ui.cache import (attack_estimate_seconds, attacks, bundle, canary_audit, fit_warnings, key, latent, cached_marginals, one_way, report_html, run_mtime, samples,
-                             synthetic_csv, synthetic_warnings, cached_utility)
+from dpcore.ui.cache import (
+                             attack_estimate_seconds,
+                             attacks,
+                             bundle,
+                             cached_marginals,
+                             cached_utility,
+                             canary_audit,
+                             fit_warnings,
+                             key,
+                             latent,
+                             one_way,
+                             report_html,
+                             run_mtime,
+                             samples,
+                             synthetic_csv,
+                             synthetic_warnings,
+)
 from dpcore.ui.coverage import model_claim, what_eps_covers
-from dpcore.ui.data import (data_choice, data_config_fields, data_label, default_data_choice, load_data, parse_table,
-                            parse_upload, save_upload, set_data_choice, table_gone)
-from dpcore.ui.defaults import (dataset_why, default_dataset, demo_rows, fallback_note, model_defaults, public_size,
-                                size_defaults)
-from dpcore.ui.forms import (DEFAULT_MODEL, EPSILON_CHOICES, coerce_param, config_fields, config_widget,
-                             data_facts_json, default_delta, model_info, plan_preview, remember_params,
-                             remembered_params)
-from dpcore.ui.live import (POLL_SECONDS, LiveRun, eta_seconds, live_run, set_live_run, set_sweep_state, sidebar_status,
-                            sweep_state)
-from dpcore.ui.nav import (EPSILON_EXPLAINER, TRAINING_NOTES, fmt_eps, fmt_seconds, guard, runs_root,
-                           upload_limit_bytes)
+from dpcore.ui.data import (
+                             data_choice,
+                             data_config_fields,
+                             data_label,
+                             default_data_choice,
+                             load_data,
+                             parse_table,
+                             parse_upload,
+                             save_upload,
+                             set_data_choice,
+                             table_gone,
+)
+from dpcore.ui.defaults import (
+                             dataset_why,
+                             default_dataset,
+                             demo_rows,
+                             fallback_note,
+                             model_defaults,
+                             public_size,
+                             size_defaults,
+)
+from dpcore.ui.forms import (
+                             DEFAULT_MODEL,
+                             EPSILON_CHOICES,
+                             coerce_param,
+                             config_fields,
+                             config_widget,
+                             data_facts_json,
+                             default_delta,
+                             model_info,
+                             plan_preview,
+                             remember_params,
+                             remembered_params,
+)
+from dpcore.ui.live import (
+                             POLL_SECONDS,
+                             LiveRun,
+                             eta_seconds,
+                             live_run,
+                             set_live_run,
+                             set_sweep_state,
+                             sidebar_status,
+                             sweep_state,
+)
+from dpcore.ui.nav import EPSILON_EXPLAINER, TRAINING_NOTES, fmt_eps, fmt_seconds, guard, runs_root, upload_limit_bytes
 from dpcore.ui.persist import keep_widgets, read_url, restore_widgets, url_notes, write_url
-from dpcore.ui.picker import ceiling_pairs, choose_runs, headline_missing, model_runs, run_summaries, run_picker, utility_points
+from dpcore.ui.picker import (
+                             ceiling_pairs,
+                             choose_runs,
+                             headline_missing,
+                             model_runs,
+                             run_picker,
+                             run_summaries,
+                             utility_points,
+)
 
 __all__ = [
     "DEFAULT_MODEL", "model_defaults", "dataset_why", "default_dataset", "demo_rows", "fallback_note", "public_size", "size_defaults",

@@ -47,7 +47,6 @@ def schema_rows(frame: pd.DataFrame, target: str | None) -> pd.DataFrame:
     """The editor's rows: column, kind, lower, upper, categories, public, note (typed columns, so
     an empty bound shows blank, not "None")."""
     from dpcore.data import infer_schema
-
     from dpcore.data.dates import date_format, from_days, to_days
 
     rows = []

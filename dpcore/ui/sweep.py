@@ -98,8 +98,8 @@ def _live() -> None:
 
 
 def _views() -> None:
-    from dpcore.runs.sweep import best_on_private_data, list_sweeps, load_summary
     from dpcore.figures.sweeps import METRICS, heatmap_figure, pareto_figure
+    from dpcore.runs.sweep import best_on_private_data, list_sweeps, load_summary
 
     names = list_sweeps(runs_root())
     if not names:

@@ -15,7 +15,6 @@
 # %%
 import os
 
-
 import numpy as np
 import pandas as pd
 import plotly.io as pio

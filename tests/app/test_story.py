@@ -77,8 +77,8 @@ def digits_story(tmp_path_factory):
     """The Story job on digits (the default where Fashion-MNIST is not installed, as in CI):
     P3GM at ε = 10 and PGM, 10 epochs each, scored and audited (~15 s of CPU)."""
     from dpcore.report import load_evaluation
-    from dpcore.ui.defaults import default_data_choice
     from dpcore.runs import jobs
+    from dpcore.ui.defaults import default_data_choice
     from dpcore.ui.story_job import pair_for, story_job
 
     root = tmp_path_factory.mktemp("story")

@@ -4,9 +4,17 @@ import numpy as np
 import pytest
 
 from dpcore.errors import InvalidParameter
-from dpcore.evaluate.bounds import (best_advantage, bound_curves, dpsgd_gdp_mu, envelope_tradeoff,
-                                    eps_from_errors, gdp_delta, ledger_gdp_mu, tradeoff_eps_delta,
-                                    tradeoff_gdp)
+from dpcore.evaluate.bounds import (
+    best_advantage,
+    bound_curves,
+    dpsgd_gdp_mu,
+    envelope_tradeoff,
+    eps_from_errors,
+    gdp_delta,
+    ledger_gdp_mu,
+    tradeoff_eps_delta,
+    tradeoff_gdp,
+)
 from dpcore.figures.attacks import mia_tradeoff_figure
 from dpcore.privacy.ledger import MechanismRecord, PrivacyLedger
 

@@ -5,8 +5,7 @@ import numpy as np
 import pytest
 from scipy.stats import beta
 
-from dpcore.evaluate.released_score import (SCORE_RECORD, from_noisy_counts, held_out_counts,
-                                            release_counts)
+from dpcore.evaluate.released_score import SCORE_RECORD, from_noisy_counts, held_out_counts, release_counts
 from dpcore.privacy import accountant as acc
 from dpcore.privacy.ledger import PrivacyLedger
 from dpcore.privacy.randomness import NoiseSource

@@ -31,7 +31,7 @@ def test_eight_sessions_and_two_trainings(tmp_path, monkeypatch):
         t.start()
     seen = []
     t0 = time.perf_counter()
-    for i in range(SESSIONS):
+    for _ in range(SESSIONS):
         at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
         at.query_params["dataset"] = "digits"
         at.run()

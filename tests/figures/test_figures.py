@@ -111,8 +111,9 @@ def test_attack_plots_stay_square_inside_the_unit_square():
 
 
 def _result(name="distance", auc=0.7):
-    import numpy as np
     from types import SimpleNamespace
+
+    import numpy as np
 
     a = np.linspace(0, 1, 11)
     return SimpleNamespace(name=name, auc=auc, alpha=a, beta=(1 - a) ** 2)

@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 from dpcore.models import MODELS, family, get_model, load_model, register_model
-from dpcore.privacy.accountant import epsilon as accountant_epsilon
 from dpcore.models.synthesizer import ROLES, BaseSynthesizer
+from dpcore.privacy.accountant import epsilon as accountant_epsilon
 
 CONTRIBUTING = Path(__file__).resolve().parents[2] / "docs" / "CONTRIBUTING.md"
 

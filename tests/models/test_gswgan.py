@@ -6,12 +6,10 @@ import numpy as np
 import pytest
 import torch
 
-from dpcore.models.saved import load_tensors
+from dpcore.models.gswgan import GSWGAN, CriticEnsemble, GSWGANConfig, _Generator, generator_backward
 from dpcore.models.protocol import PrivacyBudget
-from dpcore.models.gswgan import (CriticEnsemble, GSWGAN, GSWGANConfig, _Generator,
-                                  generator_backward)
-from dpcore.privacy.gradient_sanitizer import (RECORD_NAME, GradientSanitizer, clip_rows,
-                                               ledger_record)
+from dpcore.models.saved import load_tensors
+from dpcore.privacy.gradient_sanitizer import RECORD_NAME, GradientSanitizer, clip_rows, ledger_record
 
 TINY = dict(steps=3, batch_size=8, n_discriminators=10, critic_steps=1, critic_batch=8,
             warmup_steps=1, latent_dim=8, gen_hidden=32, critic_hidden=16)

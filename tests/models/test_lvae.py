@@ -8,8 +8,8 @@ import torch
 
 from dpcore.errors import InvalidParameter
 from dpcore.models import lipschitz as lip
-from dpcore.models.protocol import PrivacyBudget
 from dpcore.models.lvae import LVAE, LVAEConfig
+from dpcore.models.protocol import PrivacyBudget
 
 
 def _trained_sn(sizes, L, seed=0, steps=20):

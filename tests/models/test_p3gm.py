@@ -178,8 +178,8 @@ def test_dp_estimated_bounds_are_in_the_models_ledger(tmp_path, name):
 def test_pooled_pca_codes_and_persistence(digits, tmp_path):
     """pca_pool=2 on 8×8 digits: DP-PCA sees 2×2 block means (+ the label block); the encoder mean is
     the DP-PCA projection of exactly those pooled rows, and a reload keeps the pooling."""
-    from dpcore.models.rows import image_pool_matrix
     from dpcore.models.p3gm import P3GM
+    from dpcore.models.rows import image_pool_matrix
 
     train, test = digits
     P = image_pool_matrix(train, 2, train.n_classes)

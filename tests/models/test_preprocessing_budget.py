@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from dpcore.models import make_model
-from dpcore.models.protocol import PrivacyBudget
 from dpcore.models.gswgan import GSWGAN, GSWGANConfig
+from dpcore.models.protocol import PrivacyBudget
 from dpcore.privacy.accountant import epsilon as accountant_epsilon
 from dpcore.privacy.ledger import MechanismRecord, PrivacyLedger
 

@@ -6,7 +6,7 @@ from scipy.stats import chi2
 
 from dpcore.errors import DataError, InvalidParameter
 from dpcore.privacy.accountant import encoder_records
-from dpcore.privacy.dp_pca import MEAN_NOISE_RATIO, DPPCA
+from dpcore.privacy.dp_pca import DPPCA, MEAN_NOISE_RATIO
 from dpcore.privacy.ledger import MechanismRecord, PrivacyLedger
 
 

@@ -5,8 +5,7 @@ from scipy.stats import chi2
 
 from dpcore.errors import InvalidParameter
 from dpcore.privacy.ledger import MechanismRecord, PrivacyLedger
-from dpcore.privacy.mechanisms import (clip_rows, gaussian_mechanism, gaussian_noise,
-                                       symmetric_gaussian_noise)
+from dpcore.privacy.mechanisms import clip_rows, gaussian_mechanism, gaussian_noise, symmetric_gaussian_noise
 
 
 def assert_std(samples, std, p=1e-4):

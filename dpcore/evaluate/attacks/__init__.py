@@ -11,8 +11,8 @@ Every number here is measured against real data: not covered by ε — data owne
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from dpcore.errors import InvalidParameter
 from dpcore.evaluate.attacks.result import LOW_FPRS, NOT_COVERED, AttackResult, attack_result

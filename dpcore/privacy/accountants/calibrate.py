@@ -35,8 +35,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dpcore.errors import InvalidParameter, check_int, check_positive, check_probability
-from dpcore.privacy.accountants.rdp import (DEFAULT_ORDERS, conversion_offset, epsilon_and_order,
-                                            rdp, subsampled_gaussian_rdp)
+from dpcore.privacy.accountants.rdp import (
+    DEFAULT_ORDERS,
+    conversion_offset,
+    epsilon_and_order,
+    rdp,
+    subsampled_gaussian_rdp,
+)
 from dpcore.privacy.dp_em import MEANS_RECORD, VARIANCES_RECORD, WEIGHTS_RECORD
 from dpcore.privacy.dp_pca import CENTERS, MEAN_NOISE_RATIO, MEAN_RECORD, PCA_RECORD
 from dpcore.privacy.ledger import Mechanism, MechanismRecord, PrivacyLedger

@@ -73,7 +73,8 @@ def _accountant(key: tuple, interval: float):
     if events:
         acc.compose(dp_event.ComposedDpEvent(events))
     if expo:
-        from dp_accounting.pld import common, privacy_loss_distribution as pldlib
+        from dp_accounting.pld import common
+        from dp_accounting.pld import privacy_loss_distribution as pldlib
 
         for eps0, steps in expo:
             pure = pldlib.from_privacy_parameters(common.DifferentialPrivacyParameters(eps0, 0.0),
