@@ -144,7 +144,7 @@ def _tidy(nb: nbformat.NotebookNode, source: Path) -> nbformat.NotebookNode:
     for cell in nb.cells:
         if cell.cell_type != "code":
             continue
-        cell.outputs = [o for o in cell.outputs if WIDGET_MIME not in o.get("data", {})]
+        cell.outputs = [o for o in cell.outputs if WIDGET_MIME not in o.get("data", {}) and not _export_noise(o)]
         cell.metadata.pop("execution", None)
     nb.metadata["kernelspec"] = dict(KERNELSPEC)
     nb.metadata["language_info"] = {"name": "python"}
@@ -164,6 +164,12 @@ def _cannot_export_png() -> str | None:
         return (f"cannot draw the figures as PNG ({type(e).__name__}: {str(e).splitlines()[0][:120] if str(e) else ''}); "
                 "install kaleido (requirements.txt) and chromium (scripts/install_system.sh)")
     return None
+
+
+def _export_noise(output) -> bool:
+    """A log line of the PNG exporter (kaleido's browser driver) on stderr: the build's, not the lesson's."""
+    return (output.get("output_type") == "stream" and output.get("name") == "stderr"
+            and any(word in output.get("text", "") for word in ("choreographer", "kaleido", "JSONError")))
 
 
 # ------------------------------------------------------------------------------- currency check
