@@ -172,7 +172,7 @@ def point_name(sweep: str, params: dict) -> str:
 def point_configs(spec: SweepSpec):
     """RunConfig of every point (grid × seeds), named by `point_name`; each validated against
     the data before any run starts (bad values: a one-line InvalidParameter naming the point)."""
-    from dpcore.runs.config import RunConfig
+    from dpcore.runs.config import DataConfig, RunConfig
     from dpcore.runs.runner import prepare
 
     keys = list(spec.grid)
@@ -182,7 +182,7 @@ def point_configs(spec: SweepSpec):
             point = {**dict(zip(keys, combo)), "seed": seed}
             name = point_name(spec.name, point)
             try:
-                cfg = RunConfig(model=spec.model, params={**spec.params, **point}, data=dict(spec.data), name=name)
+                cfg = RunConfig(model=spec.model, params={**spec.params, **point}, data=DataConfig(**spec.data), name=name)
             except DPCoreError as exc:
                 raise InvalidParameter(f"sweep point {name}: {exc}") from None
             out.append((point, cfg))
