@@ -30,7 +30,7 @@ run: install
 
 lint: install
 	$(PY) -m ruff check .
-	$(PY) -m mypy  # the privacy core's types ([tool.mypy] in pyproject.toml)
+	$(PY) -m mypy  # the privacy core's and the run store's types ([tool.mypy] in pyproject.toml)
 
 test: lint
 	$(PY) -m pytest -q

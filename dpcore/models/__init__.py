@@ -13,8 +13,12 @@ import importlib
 import json
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from dpcore.errors import InvalidParameter, RunError
+
+if TYPE_CHECKING:  # for the annotations only: importing it here would load the models' code
+    from dpcore.models.synthesizer import BaseSynthesizer
 
 
 class _Registry(Mapping):
@@ -22,9 +26,9 @@ class _Registry(Mapping):
 
     def __init__(self) -> None:
         self._specs: dict[str, str] = {}
-        self._loaded: dict[str, type] = {}
+        self._loaded: dict[str, type[BaseSynthesizer]] = {}
 
-    def register(self, name: str, target: str | type) -> None:
+    def register(self, name: str, target: str | type[BaseSynthesizer]) -> None:
         if isinstance(target, str):
             self._specs[name] = target
             self._loaded.pop(name, None)
@@ -32,7 +36,7 @@ class _Registry(Mapping):
             self._specs[name] = f"{target.__module__}:{target.__qualname__}"
             self._loaded[name] = target
 
-    def __getitem__(self, name: str) -> type:
+    def __getitem__(self, name: str) -> type[BaseSynthesizer]:
         if name not in self._specs:
             raise KeyError(name)
         if name not in self._loaded:
@@ -50,7 +54,7 @@ class _Registry(Mapping):
 MODELS = _Registry()
 
 
-def register_model(name: str, target: str | type) -> None:
+def register_model(name: str, target: str | type[BaseSynthesizer]) -> None:
     """Add a model: `target` is a class or "module:Class" (imported on first use)."""
     MODELS.register(name, target)
 
@@ -59,7 +63,7 @@ def model_names() -> list[str]:
     return list(MODELS)
 
 
-def get_model(name: str) -> type:
+def get_model(name: str) -> type[BaseSynthesizer]:
     """The Synthesizer class registered as `name` (InvalidParameter if unknown)."""
     if name not in MODELS:
         raise InvalidParameter(f"unknown model {name!r}; choose one of: {', '.join(MODELS)}")

@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from dpcore.errors import InvalidParameter, check_probability
 from dpcore.models.params import config_to_dict
@@ -83,18 +84,20 @@ class DataConfig:
             from dpcore.privacy.randomness import NoiseSource
 
             noise = NoiseSource.secret()
-        cap = {} if max_bytes is None else {"max_bytes": max_bytes}
-        name = self.name or display_name(self.csv)
+        csv = self.csv
+        assert csv is not None  # __post_init__: exactly one of dataset and csv
+        cap: dict[str, Any] = {} if max_bytes is None else {"max_bytes": max_bytes}
+        name = self.name or display_name(csv)
         if schema is not None:
-            ds = read_csv(self.csv, schema=schema, delimiter=self.delimiter, name=name, drop=self.drop, **cap)
+            ds = read_csv(csv, schema=schema, delimiter=self.delimiter, name=name, drop=self.drop, **cap)
         else:
-            ds = read_csv(self.csv, target=self.target, **cap, delimiter=self.delimiter, types=self.types,
+            ds = read_csv(csv, target=self.target, **cap, delimiter=self.delimiter, types=self.types,
                           drop=self.drop,
                           bounds=self.bounds, categories=self.categories, name=name,
                           undeclared="data" if self.dp_bounds_noise is None else "dp",
                           bounds_noise_multiplier=self.dp_bounds_noise or 10.0,
                           seed=noise.numpy("dp-bounds") if self.dp_bounds_noise is not None else None)
-        key = split_key(self.csv)
+        key = split_key(csv)
         if self.n is not None:
             if self.rows_share is None:
                 self.rows_share = _rows_share(ds, self.n, noise)
@@ -121,7 +124,10 @@ class DataConfig:
     def label(self) -> str:
         from dpcore.runs.uploads import display_name
 
-        return self.dataset if self.dataset is not None else display_name(self.csv)
+        if self.dataset is not None:
+            return self.dataset
+        assert self.csv is not None  # __post_init__: exactly one of dataset and csv
+        return display_name(self.csv)
 
 
 def _rows_share(ds, n: int, noise) -> float:
@@ -150,7 +156,8 @@ class RunConfig:
 
     model: str
     params: dict = field(default_factory=dict)
-    data: DataConfig | dict = field(default_factory=lambda: DataConfig(dataset="digits"))
+    # a dict (config.json's "data") is accepted too: __post_init__ turns it into a DataConfig
+    data: DataConfig = field(default_factory=lambda: DataConfig(dataset="digits"))
     name: str | None = None
 
     def __post_init__(self) -> None:
@@ -187,7 +194,9 @@ class RunConfig:
     def from_dict(cls, d: dict) -> RunConfig:
         params = {k: (float(v) if isinstance(v, str) and v in ("inf", "-inf", "nan") else v)
                   for k, v in d.get("params", {}).items()}
-        return cls(model=d["model"], params=params, data=d.get("data") or {}, name=d.get("name"))
+        data = d.get("data") or {}
+        return cls(model=d["model"], params=params, name=d.get("name"),
+                   data=DataConfig(**data) if isinstance(data, dict) else data)
 
     def default_name(self) -> str:
         """`<model>-<data>-eps<ε>[-<settings that differ from the defaults>]-s<seed>-<time>`."""

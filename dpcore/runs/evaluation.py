@@ -110,8 +110,9 @@ def headline(evaluation: dict) -> dict:
     """The runs table's numbers from a saved evaluation: utility (mean accuracy for images, mean
     AUROC for tables), its "train on real" reference, 2-way TVD and the best attack of the ladder
     (name, AUC, ε lower bound, whether that bound is consistent with the accountant's ε)."""
-    out = {"utility": None, "utility_metric": None, "reference": None, "tvd_2way": None, "attack": None,
-           "attack_auc": None, "attack_eps_lower_bound": None, "attack_consistent": None}
+    out: dict[str, float | str | bool | None] = {
+        "utility": None, "utility_metric": None, "reference": None, "tvd_2way": None, "attack": None,
+        "attack_auc": None, "attack_eps_lower_bound": None, "attack_consistent": None}
     u = evaluation.get("utility")
     if u:
         metric = "accuracy" if u.get("kind") == "image" else "auroc"

@@ -63,8 +63,9 @@ def check_replaceable(path: Path) -> None:
 def _reserve(root: Path, name: str | None, cfg: RunConfig, overwrite: bool) -> tuple[str, RunLock, bool]:
     """Lock a name under `root`: (name, lock, replaces_existing). An explicit name must be free
     (or a finished run with `overwrite`); an automatic one takes the first free -2, -3, … suffix."""
-    if name is not None or cfg.name is not None:
-        base = check_run_name(name if name is not None else cfg.name)
+    given = name if name is not None else cfg.name
+    if given is not None:
+        base = check_run_name(given)
         lock = RunLock(root, base)
         if not lock.acquire():
             raise RunError(f"run {base!r} is being trained or changed by another process")

@@ -20,6 +20,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from dpcore.errors import DPCoreError
 from dpcore.runs.job import NOTHING_TO_DO, Job, Training, failed, remote_training, run_training
@@ -57,14 +58,20 @@ class JobHandle:
         self._stop = stop if stop is not None else threading.Event()
         self._lock = threading.Lock()
         self._events: list[dict] = []
-        self.status, self.error = "pending", None
+        self.status: str = "pending"
+        self.error: str | None = None
+        # None until `_main` builds them (a job with `build`)
         self.trainings: list[Training] | None = None if job.build is not None else list(job.trainings)
         self.results: list[dict | None] = [None] * len(self.trainings or [])
         self.runs: list[Run] = []
         self.current: Run | None = None
-        self.summary = None
-        self.backend, self.note = "in-process", None
-        self.started, self.finished, self._t0, self._f0 = time.time(), None, None, 0.0
+        self.summary: Any = None  # what `job.finish` returned (a sweep's: its summary dict)
+        self.backend: str = "in-process"
+        self.note: str | None = None
+        self.started: float = time.time()
+        self.finished: float | None = None
+        self._t0: float | None = None
+        self._f0 = 0.0
         self._active: int | None = None
         self._stage: dict[int, tuple[str, int, str]] = {}  # index → (stage, messages, last message)
         self._raised: BaseException | None = None
@@ -162,9 +169,8 @@ class JobHandle:
     def progress(self) -> tuple[str, float]:
         """(text, fraction): what the job does now and about how long is left."""
         f, ts = self.fraction(), self.trainings
-        counted = bool(ts) and len(ts) > 1 and not any(t.label for t in ts)
         count = []
-        if counted:
+        if ts is not None and len(ts) > 1 and not any(t.label for t in ts):
             done = [r for r in self.results if r is not None]
             skipped = sum(bool(r.get("skipped")) for r in done)
             count = [f"{len(done)} of {len(ts)} runs finished" + (f" ({skipped} already done)" if skipped else "")]
@@ -180,8 +186,13 @@ class JobHandle:
         now = [] if self._active is None else [self._now_text(self._active)]
         return " · ".join(count + now + [eta]), f
 
+    def _built(self) -> list[Training]:
+        """The trainings, for code that runs after `_main` has built them."""
+        assert self.trainings is not None
+        return self.trainings
+
     def _now_text(self, i: int) -> str:
-        t = self.trainings[i]
+        t = self._built()[i]
         stage, _, detail = self._stage.get(i, ("train", 0, ""))
         cur = self.current.target_name if self.current is not None else None
         name = t.label or t.name or cur or "the run"
@@ -206,6 +217,7 @@ class JobHandle:
         self.status = "running"
         try:
             if self.trainings is None:
+                assert self.job.build is not None  # __init__: no trainings yet only when the job builds them
                 built = list(self.job.build())
                 self.results = [None] * len(built)
                 self.trainings = built
@@ -248,7 +260,7 @@ class JobHandle:
                 break
 
     def _train_here(self, i: int) -> dict:
-        t = self.trainings[i]
+        t = self._built()[i]
         self._active, self._stage[i] = i, ("train", 0, "")
 
         def callback(ev) -> bool:
@@ -291,15 +303,17 @@ class JobHandle:
         self.backend = "ray"
 
         def done(k: int, result: dict | None, error: str | None) -> None:
-            t = self.trainings[todo[k]]
-            result = result if error is None else failed(t, error)
+            t = self._built()[todo[k]]
+            if error is not None:
+                result = failed(t, error)
+            assert result is not None  # RayPool.run: a task without a result comes with its error
             try:
                 self.runs.append(Run(Path(self.job.root) / str(result["run"])))
             except DPCoreError:  # a point that made no folder (refused, or its worker lost)
                 pass
             self._done(todo[k], result)
 
-        items = [(self.trainings[i], self.job.root) for i in todo]
+        items = [(self._built()[i], self.job.root) for i in todo]
         pool.run(remote_training, items, done, self._stop,
                  device=lambda item: item[0].config.params.get("device", "cpu"))
         return True

@@ -196,7 +196,7 @@ def check_done(status: dict, ledger: dict, where: str = "status.json") -> None:
         raise RunFileError(where, f"says done at step {step}, but the ledger records {need} steps")
 
 
-_STATUS_TYPES = {"status": str, "message": (str, type(None)), "created": str, "started": str,
+_STATUS_TYPES: dict[str, type | tuple[type, ...]] = {"status": str, "message": (str, type(None)), "created": str, "started": str,
                  "finished": str, "phase": (str, type(None)), "host": str, "pid": int,
                  "created_ts": (int, float), "heartbeat": (int, float), "seconds": (int, float, type(None)),
                  "step": (int, type(None)), "total_steps": (int, type(None)),

@@ -35,10 +35,11 @@ import math
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from dpcore.errors import InvalidParameter
+from dpcore.errors import InvalidParameter, RunError
 from dpcore.privacy.accountants.selection import (
     NEGATIVE_BINOMIAL,
     check_parameters,
@@ -102,19 +103,21 @@ def select_private(spec: SweepSpec, root, *, distribution: str = NEGATIVE_BINOMI
     """
     from dpcore.privacy.accountant import gamma_for_mean
 
+    assert spec.name is not None  # SweepSpec.__post_init__ names every sweep
     if distribution == NEGATIVE_BINOMIAL:
         mu = None
         if gamma is None:
             if mean_trials is None:
                 raise InvalidParameter("give gamma or mean_trials for the negative binomial")
             check_parameters(NEGATIVE_BINOMIAL, eta, 0.5)
+            assert eta is not None  # for the type checker: check_parameters refused None
             gamma = gamma_for_mean(eta, mean_trials)
     else:
         eta = gamma = None
     check_parameters(distribution, eta, gamma, mu)
     if metric not in ("utility",) + LOWER_IS_BETTER:
         raise InvalidParameter(f"metric must be utility, tvd_2way or mia_auc, got {metric!r}")
-    dist = {"distribution": distribution, "eta": eta, "gamma": gamma, "mu": mu}
+    dist: dict[str, Any] = {"distribution": distribution, "eta": eta, "gamma": gamma, "mu": mu}
     points = point_configs(spec)  # validates every point before anything trains
     sweep = run_sweep(spec, root, backend=backend, address=address, num_cpus=num_cpus, stop=stop)
     if sweep["stopped"] or any(r["status"] != "done" for r in sweep["runs"]):
@@ -166,11 +169,15 @@ def release_best(root, spec: SweepSpec, sweep: dict, trials: list[dict], dist: d
         raise InvalidParameter(f"no trial has a {metric} score to select on")
     pick = min if metric in LOWER_IS_BETTER else max
     best = pick(scored, key=lambda t: t[metric])
+    assert spec.name is not None  # SweepSpec.__post_init__ names every sweep
     name = released_name(spec.name)
     target = Path(root) / name
     if target.is_dir():  # released already (a resumed call): nothing to add
         run = Run(target)
         own = run.ledger()
+        if own.selection is None:  # a run of this name that no selection released (was: AttributeError)
+            raise RunError(f"run {name!r} exists but is not a private selection's release (its ledger has "
+                           "no selection record); move it away or use another sweep name")
         alone = PrivacyLedger(list(own.records))
         base = np.maximum(rdp(alone), own.selection.base_curve(DEFAULT_ORDERS))
         return {"released": point_row(root, name, best["params"]), "epsilon": run.epsilon,

@@ -140,7 +140,7 @@ class Run:
     # ------------------------------------------------------------------ metrics
     def metrics(self) -> list[dict]:
         """All events so far (a torn last line from a crash, or any line not an object, is skipped)."""
-        out = []
+        out: list[dict] = []
         try:
             raw = read_run_bytes(self.path / "metrics.jsonl", max_bytes=MAX_METRICS_BYTES, base=self.path)
         except FileNotFoundError:
@@ -181,8 +181,9 @@ class Run:
         else:
             eps = math.inf
         doc = {"records": ledger.to_list(), "epsilon": eps, "delta": delta, "private": private}
-        if getattr(ledger, "selection", None) is not None:
-            doc["selection"] = ledger.selection.to_dict()
+        selection = getattr(ledger, "selection", None)
+        if selection is not None:
+            doc["selection"] = selection.to_dict()
         atomic_write_json(self.path / "ledger.json", doc)
         return eps
 

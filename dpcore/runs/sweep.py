@@ -172,9 +172,10 @@ def point_name(sweep: str, params: dict) -> str:
 def point_configs(spec: SweepSpec):
     """RunConfig of every point (grid × seeds), named by `point_name`; each validated against
     the data before any run starts (bad values: a one-line InvalidParameter naming the point)."""
-    from dpcore.runs.config import RunConfig
+    from dpcore.runs.config import DataConfig, RunConfig
     from dpcore.runs.runner import prepare
 
+    assert spec.name is not None  # __post_init__ names every sweep
     keys = list(spec.grid)
     out = []
     for combo in itertools.product(*(spec.grid[k] for k in keys)):
@@ -182,7 +183,7 @@ def point_configs(spec: SweepSpec):
             point = {**dict(zip(keys, combo)), "seed": seed}
             name = point_name(spec.name, point)
             try:
-                cfg = RunConfig(model=spec.model, params={**spec.params, **point}, data=dict(spec.data), name=name)
+                cfg = RunConfig(model=spec.model, params={**spec.params, **point}, data=DataConfig(**spec.data), name=name)
             except DPCoreError as exc:
                 raise InvalidParameter(f"sweep point {name}: {exc}") from None
             out.append((point, cfg))
@@ -253,8 +254,13 @@ def points_job(kind: str, root, named: list, scores=DEFAULT_SCORES, *, backend: 
     scorer = functools.partial(score_point, scores=tuple(scores))
     trainings = [Training(cfg, point=point, after=scorer, resume=True) for point, cfg in named]
     root = str(root)
+
+    def skip(t: Training) -> bool:
+        assert t.name is not None  # point_configs names every point
+        return finished(root, t.name, scores)
+
     return Job(kind=kind, root=root, trainings=trainings, key=key, title=title, keep_going=True,
-               skip=lambda t: finished(root, t.name, scores), backend=backend, address=address,
+               skip=skip, backend=backend, address=address,
                num_cpus=num_cpus, finish=finish)
 
 
@@ -287,6 +293,7 @@ def _summarise(spec: SweepSpec, handle) -> dict:
                "selection": "best on private data (selection not covered by ε)"}
     if handle.note:
         summary["note"] = handle.note
+    assert spec.name is not None  # __post_init__ names every sweep
     save_summary(handle.root, spec.name, summary)
     return summary
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import threading
 from pathlib import Path
+from typing import Any
 
 _THREAD_ENV = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
 
@@ -35,8 +36,8 @@ def connect(address: str | None = None, num_cpus: int | None = None):
         if not ray.is_initialized():
             env = {**_THREAD_ENV, "PYTHONPATH": os.pathsep.join(
                 p for p in (_package_parent(), os.environ.get("PYTHONPATH")) if p)}
-            kwargs = {"include_dashboard": False, "log_to_driver": False, "ignore_reinit_error": True,
-                          "runtime_env": {"env_vars": env}}
+            kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False,
+                                      "ignore_reinit_error": True, "runtime_env": {"env_vars": env}}
             if address:
                 ray.init(address=address, **kwargs)
             else:

@@ -203,7 +203,7 @@ def _copies(run, d: dict, eps: float, delta: float, st: str, has_model: bool, n_
     if meta is not None:
         if _records(meta.get("ledger", [])) != _records(d.get("records", [])[:n_trained]):
             out.append("model.json's copy of the ledger differs from ledger.json")
-        cfg = meta.get("config") if isinstance(meta.get("config"), dict) else {}
+        cfg = c if isinstance(c := meta.get("config"), dict) else {}
         for key in ("epsilon", "delta"):
             if key in cfg and key in run.config.params and not _close(_num(cfg[key]), _num(run.config.params[key])):
                 out.append(f"model.json's {key} differs from config.json's")
@@ -234,7 +234,7 @@ CHECKED_FILES = ("config.json", "status.json", "ledger.json", "metrics.jsonl", "
 
 def files_key(run) -> tuple:
     """(size, mtime) of every file the check reads: a cached check is stale when this changes."""
-    out = []
+    out: list[tuple[int, int] | None] = []
     for name in CHECKED_FILES:
         try:
             st = (run.path / name).stat()

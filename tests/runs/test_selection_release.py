@@ -122,3 +122,17 @@ def test_one_epsilon_in_every_file_the_listing_and_the_report(selected, tmp_path
     text = report.read_text()
     assert f"{eps:.4g}" in text and f"{eps:.3g} with δ" in text
     assert "PLD" in text and "does not apply" in text
+
+
+def test_a_run_in_the_released_name_that_no_selection_made_is_refused(selected, tmp_path):
+    """A folder NAME--selected whose ledger has no selection record (a run trained under that name)
+    is not taken for the release: one line, not an AttributeError."""
+    import shutil
+
+    from dpcore.errors import RunError
+    from dpcore.runs.selection import release_best
+
+    root, out = selected
+    shutil.copytree(root / out["trials"][0]["run"], tmp_path / "sel--selected")
+    with pytest.raises(RunError, match="no selection record"):
+        release_best(tmp_path, _spec(), {}, out["trials"], out["distribution"], "utility")
