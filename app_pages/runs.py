@@ -31,6 +31,7 @@ else:
 
     frame = runs_table(summaries, seconds_fmt=ui.fmt_seconds)
     st.dataframe(frame, hide_index=True, width="stretch", column_config={
+        "run": st.column_config.TextColumn("run", width="medium", pinned=True),
         "ε": st.column_config.TextColumn("ε", help="∞ = not private"),
         "share": st.column_config.TextColumn("share", help="Encoder share of ε (P3GM)"),
         "pca": st.column_config.TextColumn("pca", help="PCA dimension (latent size)"),

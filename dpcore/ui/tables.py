@@ -67,14 +67,14 @@ def runs_table(summaries, *, seconds_fmt=None) -> pd.DataFrame:
         data = run_data(s.path)
         st_ = settings(s.model, s.params or {}, data)
         ok = h["attack_consistent"]
-        rows.append({
-            "run": s.name, "model": s.model, "dataset": s.dataset, "variant": st_.get("variant", "—"),
-            "status": s.status, "ε": _num(s.epsilon, 2), "guarantee": guarantee(s),
+        rows.append({  # what a person compares first (ε, utility, the best attack) right after the name
+            "run": s.name, "ε": _num(s.epsilon, 2), "utility": _num(h["utility"]),
+            "best attack": h["attack"] or MISSING, "attack AUC": _num(h["attack_auc"]),
+            "ε ≥ (attack)": _num(h["attack_eps_lower_bound"], 2), "status": s.status,
+            "model": s.model, "dataset": s.dataset, "guarantee": guarantee(s), "variant": st_.get("variant", "—"),
             "share": _num(st_.get("share"), 2), "pca": _num(st_.get("pca"), 0), "K": _num(st_.get("K"), 0),
-            "epochs": _num(st_.get("epochs"), 0),
-            "utility": _num(h["utility"]), "metric": h["utility_metric"] or MISSING,
-            "real → real": _num(h["reference"]), "best attack": h["attack"] or MISSING,
-            "attack AUC": _num(h["attack_auc"]), "ε ≥ (attack)": _num(h["attack_eps_lower_bound"], 2),
+            "epochs": _num(st_.get("epochs"), 0), "metric": h["utility_metric"] or MISSING,
+            "real → real": _num(h["reference"]),
             "consistent": MISSING if ok is None else ("yes" if ok else "NO"),
             "created": (s.created or "")[:19].replace("T", " ") or MISSING,
             "time": seconds_fmt(s.seconds) if (seconds_fmt and s.seconds) else MISSING,

@@ -107,8 +107,11 @@ def test_settings_label_is_the_same_short_form_in_the_runs_table_and_compare(run
     assert settings_label("p3gm", RunConfig("p3gm", {"pca_dim": 30}).params) == "epochs10"
     run = train_run(RunConfig("pgm", {**TINY, "components": 2}, {"dataset": "digits", "test_size": 0.2}), runs_dir)
     assert "-pca10-K2-epochs1-" in run.name
-    row = runs_table([run.summary()]).iloc[0]
+    table = runs_table([run.summary()])
+    row = table.iloc[0]
     assert (row["pca"], row["K"], row["epochs"]) == ("10", "2", "1")
+    # what people compare comes first, not behind the long names and settings (issue 24)
+    assert list(table.columns[:6]) == ["run", "ε", "utility", "best attack", "attack AUC", "ε ≥ (attack)"]
     at = _app("app_pages/compare.py", dataset="digits")
     assert any("`pca10-K2-epochs1`" in m.value for m in at.markdown), [m.value for m in at.markdown]
 
