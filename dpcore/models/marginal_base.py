@@ -45,12 +45,13 @@ class _Stopped(Exception):
 
 def tables_only(name: str, data: Dataset | DataFacts, bins: int) -> int | None:
     """Refuse images (and tables without a tabular encoder or declared bounds) before any work;
-    the number of discrete attributes when the rows' schema is at hand (a Dataset), else None."""
+    the number of discrete attributes when the rows' schema is at hand (a Dataset, or facts that
+    carry it), else None."""
     if isinstance(data, Dataset):
         return len(Discretizer.for_dataset(data, bins, name).attrs)
     if data.image_shape is not None:
         raise InvalidParameter(f"{name} works on tables (a CSV or a tabular built-in), not on images")
-    return None
+    return data.attributes
 
 
 class MarginalSynthesizer(BaseSynthesizer):

@@ -50,15 +50,20 @@ class DataFacts:
     # True inside a private run: `n` is then the released noisy count ñ, and a rule that checks an
     # explicit setting against the rows (batch < n) was already checked by `plan` on the exact n
     released: bool = False
+    # A table's discrete attributes (one per encoder block, plus the label): what the marginal
+    # models' step count depends on, a function of the public schema; None for images or unknown
+    attributes: int | None = None
 
     @classmethod
     def of(cls, data: Dataset | DataFacts) -> DataFacts:
         if isinstance(data, DataFacts):
             return data
+        blocks = getattr(data.encoder, "blocks", None) if data.image_shape is None else None
         return cls(n=data.n, n_features=data.n_features,
                    n_classes=0 if data.labels is None else data.n_classes,
                    image_shape=None if data.image_shape is None else tuple(data.image_shape),
-                   spent=tuple(data.meta.get("privacy_records") or ()))
+                   spent=tuple(data.meta.get("privacy_records") or ()),
+                   attributes=None if blocks is None else len(blocks) + (data.labels is not None))
 
     @property
     def width(self) -> int:

@@ -251,3 +251,23 @@ def test_aim_measures_the_targets_pairs_first_and_keeps_the_link(table):
     s = m.sample(4000, seed=0).to_frame()
     gap = s.groupby("y")["age"].mean()
     assert gap["yes"] - gap["no"] > 8 and (s.loc[s["y"] == "yes", "city"] == "a").mean() > 0.8
+
+
+def test_the_preview_from_facts_plans_the_steps_the_run_will_show():
+    """The Train page previews from DataFacts (no rows): AIM said "1 training steps" while its bar
+    then counted 66; the facts now carry the table's attribute count (a function of the schema)."""
+    import dataclasses
+    import json
+
+    from dpcore.data import load_split
+    from dpcore.models import get_model
+    from dpcore.models.synthesizer import DataFacts
+
+    train, _ = load_split("credit", seed=0, test_size=0.2)
+    facts = DataFacts(**json.loads(json.dumps(dataclasses.asdict(DataFacts.of(train)), default=str)))
+    for name in ("aim", "mst"):
+        cls = get_model(name)
+        from_rows, from_facts = cls.plan(cls.config_class(), train), cls.plan(cls.config_class(), facts)
+        assert from_facts.steps == from_rows.steps > 2, (name, from_facts.steps, from_rows.steps)
+    images, _ = load_split("digits", seed=0, test_size=0.2)
+    assert DataFacts.of(images).attributes is None
