@@ -258,21 +258,15 @@ def expand(codes: dict[str, np.ndarray], merged: dict[str, list[int]], rng: np.r
     out = dict(codes)
     for name, mapping in merged.items():
         mapping = np.asarray(mapping, np.int64)
+        groups = int(mapping.max()) + 1
         mask = (atoms or {}).get(name)
-        if mask is not None and mask.any():  # atoms sort after every bin of their code: never picked
-            groups = np.bincount(mapping, weights=(~mask).astype(float), minlength=int(mapping.max()) + 1)
-            drop = mask & (groups[mapping] > 0)
-            key = mapping * 2 + drop
-            order = np.argsort(key, kind="stable")
-            starts = np.searchsorted(key[order], np.arange(int(mapping.max()) + 1) * 2)
-            sizes = np.bincount(mapping[~drop], minlength=int(mapping.max()) + 1)
-            c = np.asarray(codes[name], np.int64)
-            pick = starts[c] + np.floor(rng.random(c.size) * sizes[c]).astype(np.int64)
-            out[name] = order[pick]
-            continue
-        order = np.argsort(mapping, kind="stable")  # levels grouped by code
-        starts = np.searchsorted(mapping[order], np.arange(int(mapping.max()) + 1))
-        sizes = np.bincount(mapping, minlength=int(mapping.max()) + 1)
+        drop = np.zeros(mapping.size, bool)  # levels never drawn: atoms sharing a code with a bin
+        if mask is not None and mask.any():
+            drop = mask & (np.bincount(mapping, weights=(~mask).astype(float), minlength=groups)[mapping] > 0)
+        key = mapping * 2 + drop  # levels grouped by code, the dropped ones after the others
+        order = np.argsort(key, kind="stable")
+        starts = np.searchsorted(key[order], np.arange(groups) * 2)
+        sizes = np.bincount(mapping[~drop], minlength=groups)
         c = np.asarray(codes[name], np.int64)
         pick = starts[c] + np.floor(rng.random(c.size) * sizes[c]).astype(np.int64)
         out[name] = order[pick]

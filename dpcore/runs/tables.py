@@ -86,9 +86,14 @@ def recall_table(root, token: str) -> dict:
     if table is None:
         raise DataError("the table in the address is not stored here: choose data on the Data page")
     if not table.available:
-        raise DataError(f"the table {table.name} is no longer stored (it was deleted with its last run): "
-                        "upload it again on the Data page, or choose another dataset")
+        raise gone(table.name)
     return table.choice
+
+
+def gone(name: str) -> DataError:
+    """The one-line error of a chosen table whose file was deleted (with its last run)."""
+    return DataError(f"the table {name} is no longer stored (it was deleted with its last run): "
+                     "upload it again on the Data page, or choose another dataset")
 
 
 def stored_tables(root) -> list[StoredTable]:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from dpcore.errors import DataError
 from dpcore.ui.nav import runs_root, upload_limit_bytes
 
 _DATA_KEY = "dpcore.data"
@@ -69,14 +70,11 @@ def load_data(choice: dict | None = None):
     chosen table that is gone (never another dataset in its place)."""
     choice = data_choice() if choice is None else choice
     if _GONE in choice:
-        from dpcore.errors import DataError
-
         raise DataError(str(choice[_GONE]))
     if choice.get("csv") and not Path(choice["csv"]).is_file():
-        from dpcore.errors import DataError
+        from dpcore.runs.tables import gone
 
-        raise DataError(f"the table {data_label(choice)} is no longer stored (it was deleted with its last "
-                        "run): upload it again on the Data page, or choose another dataset")
+        raise gone(data_label(choice))
     return _load_data(json.dumps(choice, sort_keys=True, default=str), upload_limit_bytes())
 
 

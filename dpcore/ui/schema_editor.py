@@ -9,6 +9,7 @@ an error that hides the editor.
 """
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from dpcore.data.schema import KINDS
@@ -54,7 +55,7 @@ def schema_rows(frame: pd.DataFrame, target: str | None) -> pd.DataFrame:
         fmt = date_format(frame[name]) if name != target else None
         if fmt is not None:
             days = to_days(frame[name], fmt)
-            first, last = from_days([float(pd.Series(days).min()), float(pd.Series(days).max())], fmt)
+            first, last = from_days(np.array([np.nanmin(days), np.nanmax(days)]), fmt)
             rows.append({"column": name, "kind": DATE, "lower": None, "upper": None, "categories": "",
                          "public": False, "note": f"dates ({fmt}), {first} to {last} in the rows: learnt as "
                                                   "day numbers, written back as dates"})
