@@ -1,7 +1,12 @@
-"""Shared by the page tests: a runs folder per test module, and bugs raised instead of shown."""
+"""Shared by the page tests: a runs folder per test module, bugs raised instead of shown, and (for the
+browser tests) `browser_kit` importable and a screenshots folder."""
 import os
+import sys
+from pathlib import Path
 
 import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))  # `import browser_kit` (pytest runs with --import-mode=importlib)
 
 
 @pytest.fixture(scope="module")
@@ -18,3 +23,14 @@ def runs_dir(tmp_path_factory):
             os.environ.pop(k, None)
         else:
             os.environ[k] = v
+
+
+@pytest.fixture()
+def shots(tmp_path) -> Path:
+    """Where a browser test saves its screenshots: $DPCORE_SCREENSHOTS (relative to the repository),
+    else the test's tmp folder."""
+    out = Path(os.environ.get("DPCORE_SCREENSHOTS") or tmp_path / "screenshots")
+    if not out.is_absolute():
+        out = Path(__file__).resolve().parents[2] / out
+    out.mkdir(parents=True, exist_ok=True)
+    return out
