@@ -169,7 +169,8 @@ grid = c2.multiselect("ε values", list(ui.EPSILON_CHOICES), default=[0.3, 1.0, 
                       key="runs.sweep_eps", format_func=lambda v: f"{v:g}")
 base = ui.remembered_params(sweep_model)
 st.caption("Each run uses this model's settings from the **Train** page"
-           + (f" (epochs {base.get('epochs')}, seed {base.get('seed')}, …)" if base else " (defaults: not opened yet)")
+           + (f" (epochs {base.get('epochs') or 'auto'}, seed {base.get('seed')}, …)" if base
+              else " (defaults: not opened yet)")
            + "; only ε changes.")
 if st.button("Start sweep", type="primary", icon=":material/play_arrow:", key="runs.sweep_start",
              disabled=sweep_busy or not grid):

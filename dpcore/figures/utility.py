@@ -151,9 +151,13 @@ def privacy_utility_figure(rows: Iterable[dict], metric: str = "utility"):
     yaxis = dict(title=metric)
     if vals and 0 <= min(vals) and max(vals) <= 1:
         yaxis["range"] = [0, 1.02]
+    # a log axis spans ×2 beyond the points each side: runs at ε = 1 and ε = 0.9999999994 (an
+    # accountant's ε) are one point, not the two ends of an axis plotly autoscales to 1e-9 wide
+    right = inf_x if has_inf else hi
+    xrange = [math.log10(lo / 2), math.log10(right * 2)] if finite else None
     fig.update_layout(title="Privacy–utility trade-off",
                       xaxis=dict(title="ε (log scale; ∞ = not private)", type="log", tickvals=tickvals,
-                                 ticktext=ticktext),
+                                 ticktext=ticktext, range=xrange),
                       yaxis=yaxis, height=400, margin=dict(l=10, r=10, t=50, b=10),
                       legend=dict(orientation="h", yanchor="top", y=-0.2))
     return fig

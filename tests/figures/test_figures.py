@@ -65,6 +65,14 @@ def test_privacy_utility_figure_draws_reference_and_infinite_runs():
     assert list(fig.layout.xaxis.ticktext) == ["0.5", "1", "2", "∞"]  # 0.5, not "5"
 
 
+def test_runs_at_the_same_epsilon_share_one_x_on_an_axis_wider_than_their_rounding():
+    """AIM's accountant lands at ε = 0.9999999994, P3GM's at 1.0: one place on the axis, not its two ends."""
+    rows = [{"model": "aim", "epsilon": 0.9999999994536506, "utility": 0.78},
+            {"model": "p3gm", "epsilon": 1.0, "utility": 0.64}]
+    lo, hi = figures.privacy_utility_figure(rows).layout.xaxis.range
+    assert hi - lo >= math.log10(4) - 1e-9 and lo < 0 < hi  # decades, around ε = 1
+
+
 def test_privacy_utility_figure_one_line_per_settings_with_seed_bands():
     rows = [{"model": "p3gm", "series": s, "epsilon": e, "utility": u}
             for s, e, u in (("p3gm", 1.0, 0.5), ("p3gm", 1.0, 0.6), ("p3gm", 3.0, 0.7),
