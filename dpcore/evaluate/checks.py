@@ -96,7 +96,8 @@ def coverage_warnings(train) -> list[str]:
         return []
     shown = ", ".join(map(str, cols[:8])) + (" …" if len(cols) > 8 else "")
     return [f"Preprocessing is NOT covered by ε: the bounds or levels of {len(cols)} column(s) were read off "
-            f"the rows ({shown}). Declare them (--schema) or estimate them with DP (undeclared='dp')."]
+            f"the rows ({shown}). Declare them public or estimate them with DP (the Data page's schema; "
+            "the CLI's --schema or --bounds dp)."]
 
 
 def target_check(synthetic, test, seed: int = 0) -> dict | None:
