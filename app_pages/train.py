@@ -39,7 +39,7 @@ busy = live is not None and live.running
 # ------------------------------------------------------------------ the live view
 @st.fragment(run_every=ui.POLL_SECONDS if (live is not None and live.running) else None)
 def live_panel() -> None:
-    from dpcore.figures import loss_curves_figure, phase_label
+    from dpcore.figures import measures_marginals, phase_label, progress_figure
 
     live = ui.live_run()
     if live is None:
@@ -74,8 +74,13 @@ def live_panel() -> None:
             st.progress(min(1.0, spent / target), text=f"ε spent: {spent:.2f} of {target:g}")
         else:
             c2.metric("ε", "∞")
-        st.plotly_chart(loss_curves_figure(events), key="train.losses")
-        st.caption("raw losses — not covered by ε (data owner only): computed on the private rows without noise.")
+        st.plotly_chart(progress_figure(events), key="train.losses")
+        if measures_marginals(events):
+            st.caption("Each round measures marginals (counts over one or two columns) with Gaussian noise of "
+                       "std σ; the ledger records every σ and the accountant turns them into ε. No loss: the "
+                       "model is fitted to the noisy counts once they are in.")
+        else:
+            st.caption("raw losses — not covered by ε (data owner only): computed on the private rows without noise.")
         with st.expander("About these numbers"):
             for note in ui.TRAINING_NOTES:
                 st.markdown(f"- {note}")

@@ -223,8 +223,9 @@ def run_report(run_dir, *, kind: str = "shareable", n_targets: int = 1000, seed:
     ledger = b.run.ledger()
     util = ev["utility"]
     syn = b.synthetic.subset(np.arange(min(rows, b.synthetic.n)))
-    figs: list[tuple[str, Any]] = [("Training losses (raw, not covered by ε)",
-                                    figures.loss_curves_figure(b.run.metrics()))]
+    events = b.run.metrics()
+    figs: list[tuple[str, Any]] = [("Measurements (σ and ε, as in the ledger)" if figures.measures_marginals(events)
+                                    else "Training losses (raw, not covered by ε)", figures.progress_figure(events))]
     figs += [(f.layout.title.text, f) for f in samples_figures(b).values()]
     if not syn.is_image:
         figs.append(("Synthetic rows", release.synthetic_rows_section(syn, b.run.name)))

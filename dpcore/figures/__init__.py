@@ -14,7 +14,8 @@ _EXPORTS = {
     "latent": ["components_note", "latent_figure", "umap_seconds"],
     "privacy": ["budget_share_figure", "composition_figure", "pld_figure"],
     "sweeps": ["heatmap_figure", "pareto_figure"],
-    "training": ["loss_curves_figure", "phase_label"],
+    "training": ["loss_curves_figure", "measurements_figure", "measures_marginals", "phase_label",
+                 "progress_figure"],
     "utility": ["curve_checks", "family", "privacy_utility_figure", "utility_table_figure"],
 }
 __getattr__, __dir__, __all__ = lazy_exports(__name__, _EXPORTS, globals())

@@ -1,4 +1,5 @@
-"""Training figures: the live loss curves per phase (what the Train page and the reports draw).
+"""Training figures: the live loss curves per phase, or a marginal model's measurements (what the
+Train page and the reports draw).
 
 Numbers come from a run's events; this module only arranges them. Plotly is imported inside each
 builder.
@@ -90,3 +91,46 @@ PROGRESS_TERMS = {"marginals": "marginals measured so far", "score": "selection 
 def _axis_title(terms) -> str:
     named = {PROGRESS_TERMS.get(t) for t in terms}
     return named.pop() if len(named) == 1 and None not in named else LOSS_AXIS
+
+
+def measures_marginals(events: Sequence[dict]) -> bool:
+    """A marginal model's run (AIM, MST): its events carry each measurement's σ, not a loss."""
+    return any("sigma" in (e.get("losses") or {}) for e in events)
+
+
+def measurements_figure(events: Sequence[dict], *, title: str | None = None):
+    """A marginal model's progress in its own terms: the noise σ of each round's measurements
+    (markers, left axis: the std of the Gaussian added to each count; one person moves a count by 1)
+    and the ε the accountant has counted so far (line, right axis), against the measurement round.
+    Why: these models have no loss; a rising "marginals" count on a loss axis read as divergence."""
+    import plotly.graph_objects as go
+
+    rows = [e for e in events if "sigma" in (e.get("losses") or {})]
+    fig = go.Figure()
+    steps = [e["step"] for e in rows]
+    fig.add_trace(go.Scatter(x=steps, y=[e["losses"]["sigma"] for e in rows], mode="markers+lines",
+                             name="σ of the counts measured", line=dict(color="#3b6fb6", width=1),
+                             customdata=[e["losses"].get("marginals") for e in rows],
+                             hovertemplate="round %{x}: σ = %{y:.1f}<br>%{customdata:.0f} marginals measured"
+                                           "<extra></extra>"))
+    eps = [(e["step"], e["epsilon"]) for e in rows if isinstance(e.get("epsilon"), (int, float))
+           and math.isfinite(e["epsilon"])]
+    if eps:
+        fig.add_trace(go.Scatter(x=[s for s, _ in eps], y=[v for _, v in eps], mode="lines", name="ε spent",
+                                 line=dict(color="#e07b39", width=2), yaxis="y2",
+                                 hovertemplate="round %{x}: ε = %{y:.2f}<extra></extra>"))
+    n = int(rows[-1]["losses"].get("marginals") or 0) if rows else 0
+    fig.update_layout(title=title or (f"Measurements: {n} marginals so far" if rows else "Measurements (waiting…)"),
+                      height=340, margin=dict(l=10, r=10, t=60, b=10), legend=dict(orientation="h", y=-0.25),
+                      xaxis=dict(title="measurement round"),
+                      yaxis=dict(title="σ (noise std per count)", rangemode="tozero"),
+                      yaxis2=dict(title="ε spent", overlaying="y", side="right", rangemode="tozero",
+                                  showgrid=False))
+    return fig
+
+
+def progress_figure(events: Sequence[dict], *, title: str | None = None):
+    """The live view a run's model calls for: measurements for marginal models, loss curves otherwise."""
+    if measures_marginals(events):
+        return measurements_figure(events, title=title)
+    return loss_curves_figure(events, title=title)

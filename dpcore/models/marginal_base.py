@@ -334,7 +334,9 @@ class _Context:
                                                   noise=self.kind))
             self.rho_used += 1.0 / (2.0 * sigma * sigma)
             self.measurements.append(self.mbi.LinearMeasurement(y, cl, stddev=float(sigma)))
-        self.event("measure", {"marginals": float(len(self.measurements))})
+        # what the live view draws: the noise of these counts and how many marginals are in (both
+        # are in the ledger: a function of the budget and the pace, not of the rows)
+        self.event("measure", {"marginals": float(len(self.measurements)), "sigma": float(sigma)})
 
     def compress(self, sigmas: float = 3.0) -> None:
         """Merge levels the noisy 1-way counts cannot tell from noise (the MST paper's compress_domain),

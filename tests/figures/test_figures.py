@@ -65,6 +65,19 @@ def test_privacy_utility_figure_draws_reference_and_infinite_runs():
     assert list(fig.layout.xaxis.ticktext) == ["0.5", "1", "2", "∞"]  # 0.5, not "5"
 
 
+def test_a_marginal_models_live_view_is_its_measurements_sigma_and_epsilon():
+    """AIM's rounds in its own terms: σ per measurement and ε spent, no loss axis; a neural run keeps
+    its loss curves."""
+    events = [{"phase": "measure", "step": i, "total_steps": 10, "epsilon": 0.1 * i,
+               "losses": {"marginals": 8.0 + i, "sigma": 40.0 - i}} for i in range(1, 9)]
+    fig = figures.progress_figure(events)
+    assert [t.name for t in fig.data] == ["σ of the counts measured", "ε spent"]
+    assert list(fig.data[0].y) == [40.0 - i for i in range(1, 9)] and fig.data[1].yaxis == "y2"
+    assert fig.layout.title.text == "Measurements: 16 marginals so far"
+    assert "loss" not in (fig.layout.yaxis.title.text + fig.layout.yaxis2.title.text)
+    assert figures.progress_figure(_events()).layout.title.text == "Training losses"
+
+
 def test_runs_at_the_same_epsilon_share_one_x_on_an_axis_wider_than_their_rounding():
     """AIM's accountant lands at ε = 0.9999999994, P3GM's at 1.0: one place on the axis, not its two ends."""
     rows = [{"model": "aim", "epsilon": 0.9999999994536506, "utility": 0.78},
