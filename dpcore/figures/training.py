@@ -122,10 +122,10 @@ def measurements_figure(events: Sequence[dict], *, title: str | None = None):
     n = int(rows[-1]["losses"].get("marginals") or 0) if rows else 0
     fig.update_layout(title=title or (f"Measurements: {n} marginals so far" if rows else "Measurements (waiting…)"),
                       height=340, margin=dict(l=10, r=10, t=60, b=10), legend=dict(orientation="h", y=-0.25),
-                      xaxis=dict(title="measurement round"),
+                      xaxis=dict(title="measurement round", dtick=1 if len(steps) <= 20 else None),  # whole rounds
                       yaxis=dict(title="σ (noise std per count)", rangemode="tozero"),
                       yaxis2=dict(title="ε spent", overlaying="y", side="right", rangemode="tozero",
-                                  showgrid=False))
+                                  showgrid=False, tickformat=".2~f"))
     return fig
 
 
