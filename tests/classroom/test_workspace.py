@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from dpcore.classroom import Member, publish_run, run_folder, workspace_root
+from dpcore.classroom import Member, run_folder, workspace_root
 from dpcore.errors import DPCoreError
 
 A, B = Member("student-01", "student"), Member("student-02", "student")
@@ -33,3 +33,17 @@ def test_a_symbolic_link_to_another_workspace_is_not_a_run(tmp_path):
     with pytest.raises(DPCoreError, match="no run named"):
         run_folder(a, "mine")
     assert run_folder(a, "fine") == a / "fine"
+
+
+def test_the_pages_caches_tell_two_workspaces_runs_of_one_name_apart(tmp_path, monkeypatch):
+    """The cached bundle and scores are shared by every session: keyed by folder, not by name."""
+    from dpcore.ui.cache import key
+
+    monkeypatch.delenv("DPCORE_CLASS", raising=False)
+    a, b = workspace_root(tmp_path, A), workspace_root(tmp_path, B)
+    for root in (a, b):
+        (root / "same-name").mkdir()
+        os.utime(root / "same-name", (1, 1))
+    assert key("same-name", a)[0] != key("same-name", b)[0]
+    with pytest.raises(DPCoreError):
+        key("../student-02/same-name", a)
