@@ -221,7 +221,7 @@ def load_class_file(path) -> ClassFile:
             raise ClassFileError(f"the class file {str(p)!r} is larger than {MAX_BYTES} bytes")
         doc = json.loads(p.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise ClassFileError(f"no class file at {str(p)!r} ({ENV})") from None
+        raise ClassFileError(f"no class file at {str(p)!r}") from None
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise ClassFileError(f"cannot read the class file {str(p)!r}: {type(exc).__name__}") from None
     return parse_class(doc, str(p))

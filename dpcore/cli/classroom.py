@@ -1,4 +1,5 @@
-"""`python -m dpcore class create --name NAME --students N --out class.json [--codes codes.csv] [--force]`.
+"""`python -m dpcore class create --name NAME --students N --out class.json [--codes codes.csv] [--force]`
+and `python -m dpcore class check --file class.json`.
 
 Writes the class file (scrypt hashes of the access codes, never the codes) and prints each
 member's code once; `--codes` also writes them to a CSV the lecturer hands out (kept apart from
@@ -19,6 +20,19 @@ def register(sub) -> None:
     create.add_argument("--force", action="store_true", help="replace existing files (old codes stop working)")
     create.add_argument("--json", action="store_true", help="print one JSON object (with the codes)")
     create.set_defaults(func=cmd_create)
+    check = verbs.add_parser("check", help="read a class file and say whom it admits (before `make run CLASS=`)")
+    check.add_argument("--file", required=True, help="the class file")
+    check.set_defaults(func=cmd_check)
+
+
+def cmd_check(args) -> int:
+    from dpcore.classroom import load_class_file
+    from dpcore.limits import check_name
+
+    cf = load_class_file(check_name(args.file, "--file"))
+    print(f"class {cf.name!r}: {len(cf.members) - 1} students and a lecturer; sessions last "
+          f"{cf.session_hours:g} h; {cf.max_wrong} wrong codes per {cf.window_seconds:g} s, then a wait")
+    return 0
 
 
 def _count(text: str) -> int:
