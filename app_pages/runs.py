@@ -231,7 +231,7 @@ if sweep is not None and not sweep["handle"].is_alive() and not sweep.get("score
     for run in sweep["handle"].runs:
         if run.status().get("status") in ("done", "stopped"):
             with ui.guard():
-                ui.cached_utility(*ui.key(run.name))
+                ui.cached_utility(*ui.key(run.name, ui.runs_root()))  # the sweep trained into our own workspace
     sweep["scored"] = True
 
 # ------------------------------------------------------------------ privacy–utility curve

@@ -185,3 +185,35 @@ def test_the_lecturer_sees_every_workspace_and_publishes_a_run_students_only_rea
     assert not (runs_dir / "published" / "lecture-run" / "evaluation.json").exists()  # nothing written into it
     mine = _signed_in(klass, "student-02", "runs")  # back in B's own workspace
     assert _options(mine, "Run") == ["beta-run"]
+
+
+def test_a_student_deletes_only_in_their_own_workspace(klass):
+    from dpcore.runs import rename_run
+
+    roots = klass["roots"]
+    shutil.copytree(roots["student-01"] / "alpha-run", roots["student-01"] / "copy")
+    rename_run(roots["student-01"] / "copy", "alpha-doomed")
+    at = _signed_in(klass, "student-01", "runs")
+    at.selectbox(key="runs.selected").select("alpha-doomed").run()
+    at.checkbox(key="runs.sure.alpha-doomed").check().run()
+    at.button(key="runs.delete").click().run()
+    assert not at.exception
+    assert not (roots["student-01"] / "alpha-doomed").exists()
+    assert (roots["student-01"] / "alpha-run").is_dir() and (roots["student-02"] / "beta-run").is_dir()
+
+
+def test_class_mode_never_autostarts_the_story(klass, monkeypatch):
+    """Per student it would be one identical training each; the lecturer trains it once and publishes it."""
+    import dpcore.ui.story_job as story_job
+
+    calls = []
+    monkeypatch.setattr(story_job, "autostart", lambda root: calls.append(root))
+    _signed_in(klass, "student-01")
+    assert calls == []
+    monkeypatch.delenv("DPCORE_CLASS")  # the control: outside class mode the app does call it
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params["dataset"] = "digits"
+    at.run()
+    assert len(calls) == 1
