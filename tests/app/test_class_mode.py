@@ -122,6 +122,19 @@ def test_nothing_runs_before_sign_in_and_a_wrong_code_is_one_line(klass):
     assert "dpcore.member" not in at.session_state
 
 
+def test_a_broken_class_file_serves_nothing(tmp_path, monkeypatch, runs_dir):
+    from streamlit.testing.v1 import AppTest
+
+    bad = tmp_path / "class.json"
+    bad.write_text('{"format": "dpcore-class/1", "members": "everyone"}')
+    monkeypatch.setenv("DPCORE_CLASS", str(bad))
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params["dataset"] = "digits"
+    at.run()
+    assert not at.exception and len(at.error) == 1 and "class name" in at.error[0].value
+    assert not at.title and not at.text_input  # no page, no sign-in form: never an open workbench
+
+
 def test_wrong_codes_from_one_session_are_rate_limited(klass):
     from streamlit.testing.v1 import AppTest
 
