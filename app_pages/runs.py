@@ -50,7 +50,7 @@ else:
     })
     c1, c2 = st.columns([1, 3])
     todo = [s for s in ui.model_runs() if ui.headline_missing(s.path)]
-    if c1.button(f"Score all ({len(todo)} unscored)", disabled=not todo, key="runs.score_all",
+    if c1.button(f"Score all ({len(todo)} unscored)", disabled=not todo or ui.read_only(), key="runs.score_all",
                  help="Utility and the attack ladder for every finished run without scores"):
         from dpcore.evaluate.attacks import DEFAULT
 

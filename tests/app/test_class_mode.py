@@ -195,6 +195,7 @@ def test_the_lecturer_sees_every_workspace_and_publishes_a_run_students_only_rea
         if page == "runs":
             keys = {b.key for b in st_at.button}
             assert "runs.delete" not in keys and "runs.rename" not in keys and "workspace.publish" not in keys
+            assert st_at.button(key="runs.score_all").disabled  # scores could not be kept in a published run
     assert not (runs_dir / "published" / "lecture-run" / "evaluation.json").exists()  # nothing written into it
     mine = _signed_in(klass, "student-02", "runs")  # back in B's own workspace
     assert _options(mine, "Run") == ["beta-run"]
