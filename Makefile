@@ -24,9 +24,15 @@ $(STAMP): requirements.txt pyproject.toml
 
 install: $(STAMP)
 
+# Class mode: `make run CLASS=class.json` (docs/class-mode.md) signs people in and binds every address
+# (ADDRESS=0.0.0.0) so the class can reach it; otherwise the workbench listens on this machine only.
+CLASS ?=
+ADDRESS ?= $(if $(CLASS),0.0.0.0,127.0.0.1)
+
 run: install
-	$(PY) -m streamlit run app.py --server.headless true --server.address 127.0.0.1 \
-	  --server.port $(PORT) --browser.gatherUsageStats false
+	$(if $(CLASS),$(PY) -m dpcore class check --file "$(CLASS)")
+	$(if $(CLASS),DPCORE_CLASS="$(abspath $(CLASS))") $(PY) -m streamlit run app.py --server.headless true \
+	  --server.address $(ADDRESS) --server.port $(PORT) --browser.gatherUsageStats false
 
 lint: install
 	$(PY) -m ruff check .

@@ -21,13 +21,24 @@ PAGES = [
     st.Page("app_pages/runs.py", title="Runs", icon=":material/history:"),
 ]
 
+from dpcore.errors import DPCoreError  # noqa: E402
+from dpcore.text import md  # noqa: E402
+from dpcore.ui import signin  # noqa: E402
+
+try:  # class mode ($DPCORE_CLASS): nobody reaches a page, or the address, before signing in
+    member = signin.require_member()
+except DPCoreError as exc:  # a broken class file: serve nothing rather than an open workbench
+    st.error(md(exc), icon=":material/error:")
+    st.stop()
+
 page = st.navigation(PAGES)
 
 from dpcore import ui  # noqa: E402  (light: no torch at import time)
-from dpcore.text import md  # noqa: E402
 from dpcore.ui.story_job import autostart  # noqa: E402
 
-autostart(ui.runs_root())  # first start: the Story trains in the background (once per process)
+if member is None:  # class mode never autostarts: the lecturer trains the Story once and publishes it
+    autostart(ui.runs_root())  # first start: the Story trains in the background (once per process)
+signin.sidebar(member)
 
 with ui.guard():  # a reload keeps the dataset and model: ?dataset=…&model=… (checked, else a note)
     ui.read_url()

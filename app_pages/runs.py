@@ -50,7 +50,7 @@ else:
     })
     c1, c2 = st.columns([1, 3])
     todo = [s for s in ui.model_runs() if ui.headline_missing(s.path)]
-    if c1.button(f"Score all ({len(todo)} unscored)", disabled=not todo, key="runs.score_all",
+    if c1.button(f"Score all ({len(todo)} unscored)", disabled=not todo or ui.read_only(), key="runs.score_all",
                  help="Utility and the attack ladder for every finished run without scores"):
         from dpcore.evaluate.attacks import DEFAULT
 
@@ -113,6 +113,8 @@ else:
         from dpcore.runs import rename_run
 
         try:
+            if ui.read_only():
+                raise DPCoreError("a published run is read-only")
             rename_run(path, new)
             st.session_state["runs.selected"] = new
         except DPCoreError as exc:
@@ -122,20 +124,28 @@ else:
         from dpcore.runs import delete_run
 
         try:
+            if ui.read_only():
+                raise DPCoreError("a published run is read-only")
             delete_run(path)
             st.session_state.pop("runs.selected", None)
         except DPCoreError as exc:
             st.session_state["runs.msg"] = str(exc)
 
-    with st.expander("Rename or delete"):
-        r1, r2 = st.columns([3, 1])
-        new = r1.text_input("New name", value=name, key=f"runs.newname.{name}")
-        r2.button("Rename", key="runs.rename", disabled=new == name, on_click=_rename, args=(path, new))
-        sure = st.checkbox(f"Yes, delete {name} and its model", key=f"runs.sure.{name}")
-        st.button("Delete run", type="secondary", icon=":material/delete:", disabled=not sure,
-                  key="runs.delete", on_click=_delete, args=(path,))
-        if msg := st.session_state.pop("runs.msg", None):
-            st.error(md(msg), icon=":material/error:")
+    if ui.read_only():  # class mode: a published run is the lecturer's, students only open it
+        st.caption("Published by the lecturer: open it on Compare, Privacy and Story; it cannot be changed here.")
+    else:
+        from dpcore.ui.workspace import publish_button
+
+        publish_button(path, has_model and not unreadable)
+        with st.expander("Rename or delete"):
+            r1, r2 = st.columns([3, 1])
+            new = r1.text_input("New name", value=name, key=f"runs.newname.{name}")
+            r2.button("Rename", key="runs.rename", disabled=new == name, on_click=_rename, args=(path, new))
+            sure = st.checkbox(f"Yes, delete {name} and its model", key=f"runs.sure.{name}")
+            st.button("Delete run", type="secondary", icon=":material/delete:", disabled=not sure,
+                      key="runs.delete", on_click=_delete, args=(path,))
+            if msg := st.session_state.pop("runs.msg", None):
+                st.error(md(msg), icon=":material/error:")
 
 partials = interrupted_partials(ui.runs_root())
 if partials:
@@ -222,7 +232,7 @@ if sweep is not None and not sweep["handle"].is_alive() and not sweep.get("score
     for run in sweep["handle"].runs:
         if run.status().get("status") in ("done", "stopped"):
             with ui.guard():
-                ui.cached_utility(*ui.key(run.name))
+                ui.cached_utility(*ui.key(run.name, ui.runs_root()))  # the sweep trained into our own workspace
     sweep["scored"] = True
 
 # ------------------------------------------------------------------ privacy–utility curve

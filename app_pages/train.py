@@ -94,7 +94,7 @@ def live_panel() -> None:
         st.success(msg + " Open **Compare** for samples and scores, **Privacy** for the budget and attacks.",
                    icon=":material/check_circle:")
         if live.run_name:
-            warns, check = ui.fit_warnings(*ui.key(live.run_name))
+            warns, check = ui.fit_warnings(*ui.key(live.run_name, ui.runs_root()))
             for w in warns:
                 st.warning(md(w), icon=":material/warning:")
             if check and check["predicts"]:

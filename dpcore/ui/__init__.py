@@ -14,6 +14,7 @@ Pages use `from dpcore import ui` and the names below; each lives in the module 
 - `cache`: per-run cached bundle and evaluations (keyed by run name + mtime)
 - `picker`: listing and choosing saved runs, their saved scores
 - `coverage`: what ε covers (Privacy page panel) and a model's own claim beside ε = ∞
+- `signin`, `workspace`: class mode — who is signed in, their workspace, the runs they look at
 
 Only this package imports Streamlit; torch and the models load inside the helpers that need them,
 so the first page paints quickly.
@@ -91,8 +92,11 @@ from dpcore.ui.picker import (
                              run_summaries,
                              utility_points,
 )
+from dpcore.ui.signin import current_member
+from dpcore.ui.workspace import read_only, view_root
 
 __all__ = [
+    "current_member", "read_only", "view_root",
     "DEFAULT_MODEL", "model_defaults", "dataset_why", "default_dataset", "demo_rows", "fallback_note", "public_size", "size_defaults",
     "keep_widgets", "read_url", "restore_widgets", "url_notes", "write_url", "EPSILON_CHOICES", "EPSILON_EXPLAINER", "POLL_SECONDS", "TRAINING_NOTES",
     "LiveRun", "attack_estimate_seconds", "attacks", "bundle", "canary_audit", "ceiling_pairs", "choose_runs", "coerce_param",

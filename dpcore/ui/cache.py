@@ -1,6 +1,7 @@
 """Per-run results, cached: the loaded run (bundle) and each evaluation the pages draw.
 
-Keyed by run name + `run_mtime`: re-opening a page never re-evaluates; retraining or renaming does.
+Keyed by the run's folder (`key`) + `run_mtime`: re-opening a page never re-evaluates; retraining or
+renaming does, and two workspaces' runs of one name never share an entry (class mode).
 Every number and figure comes from `dpcore.report` (looked up at call time, so it can be patched);
 scores a page computes are also saved to the run's evaluation.json for the runs table.
 """
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from dpcore.ui.nav import runs_root
+from dpcore.ui.workspace import is_published, run_path
 
 
 def run_mtime(path) -> float:
@@ -25,21 +26,32 @@ def run_mtime(path) -> float:
     return max(times)
 
 
-def key(name: str) -> tuple[str, float]:
-    """(name, mtime): the arguments of the cached helpers below for run `name`."""
-    return name, run_mtime(runs_root() / name)
+def key(name: str, root: Path | None = None) -> tuple[str, float]:
+    """(folder, mtime): the arguments of the cached helpers below for run `name` in `root` (default:
+    the folder the session looks at). The folder, not the name, keys the caches: they are shared by
+    every session, and two workspaces may hold runs of the same name."""
+    folder = run_path(name, root).resolve()
+    return str(folder), run_mtime(folder)
 
 
 @st.cache_resource(max_entries=6, show_spinner="Loading the run and drawing synthetic rows…")
-def _bundle(name: str, mtime: float):
+def _bundle(folder: str, mtime: float):
     from dpcore.report import load_bundle
 
-    return load_bundle(runs_root() / name)
+    return load_bundle(Path(folder))
 
 
 def bundle(name: str):
     """The run's model, real splits and synthetic sample (shared read-only; never mutate)."""
-    return _bundle(name, run_mtime(runs_root() / name))
+    return _bundle(*key(name))
+
+
+def _save(b, **scores) -> None:
+    """Keep a page's scores with the run (never inside a published run: students only read those)."""
+    from dpcore import report
+
+    if not is_published(b.run.path):
+        report.save_evaluation(b.run.path, **scores)
 
 
 @st.cache_data(max_entries=32, show_spinner="Training classifiers on synthetic data, testing on real…")
@@ -50,7 +62,7 @@ def cached_utility(name: str, mtime: float):
     b = _bundle(name, mtime)
     res, fig = report.utility(b)
     if res is not None:
-        report.save_evaluation(b.run.path, utility=res.to_dict())
+        _save(b, utility=res.to_dict())
     return res, fig
 
 
@@ -79,7 +91,7 @@ def cached_marginals(name: str, mtime: float) -> dict:
 
     b = _bundle(name, mtime)
     out = report.marginals(b)
-    report.save_evaluation(b.run.path, marginals=out["numbers"])
+    _save(b, marginals=out["numbers"])
     return out
 
 
@@ -111,7 +123,7 @@ def report_html(name: str, mtime: float, kind: str = "shareable", rows: int | No
     `rows` synthetic rows in its CSV download (default `dpcore.release.REPORT_ROWS`)."""
     from dpcore import report
 
-    return report.run_report(runs_root() / name, kind=kind, bundle=_bundle(name, mtime), rows=rows)
+    return report.run_report(Path(name), kind=kind, bundle=_bundle(name, mtime), rows=rows)
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
@@ -155,7 +167,7 @@ def attacks(name: str, mtime: float, names: tuple[str, ...]):
 
     scores = report.attacks(b, list(names), progress=progress)
     bar.empty()
-    report.save_evaluation(b.run.path, attacks=scores.summary())
+    _save(b, attacks=scores.summary())
     results, skipped, targets, view = scores.results, scores.skipped, scores.targets, scores.view
     top = scores.best
     exposed = None

@@ -19,10 +19,20 @@ log = logging.getLogger("dpcore.ui")
 
 # ----------------------------------------------------------------------------- paths and limits
 def runs_root() -> Path:
-    """Where runs are saved: $DPCORE_RUNS_DIR, else ./runs (created on first use)."""
-    root = Path(os.environ.get("DPCORE_RUNS_DIR") or "runs").expanduser()
-    root.mkdir(parents=True, exist_ok=True)
-    return root
+    """Where runs and uploads are saved: $DPCORE_RUNS_DIR, else ./runs (created on first use); in
+    class mode the signed-in member's workspace in it (dpcore.classroom.workspace_root)."""
+    from dpcore.classroom import ClassFileError, class_file, workspace_root
+    from dpcore.ui.workspace import base_root
+
+    root = base_root()
+    if class_file() is None:
+        return root
+    from dpcore.ui.signin import current_member
+
+    member = current_member()
+    if member is None:  # app.py signs people in before any page: this is a bug, never a shared folder
+        raise ClassFileError("sign in first: in class mode every run belongs to a member's workspace")
+    return workspace_root(root, member)
 
 
 def shown_path(path: Path) -> str:

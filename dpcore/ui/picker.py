@@ -11,14 +11,16 @@ from pathlib import Path
 import streamlit as st
 
 from dpcore.ui.live import live_run
-from dpcore.ui.nav import fmt_eps, runs_root
+from dpcore.ui.nav import fmt_eps
 
 
 def run_summaries():
-    """Every run of the workspace (`dpcore.runs.list_runs` of the runs root), newest first."""
+    """Every run of the folder the session looks at (`dpcore.runs.list_runs`; the runs root outside
+    class mode, dpcore.ui.workspace.view_root in it), newest first."""
     from dpcore.runs.store import list_runs
+    from dpcore.ui.workspace import view_root
 
-    return list_runs(runs_root())
+    return list_runs(view_root())
 
 
 def ceiling_pairs() -> str:
@@ -47,6 +49,8 @@ def run_picker(label: str, summaries: list, key: str, *, allow_none: bool = Fals
     if default is None and not allow_none and live is not None and live.run_name in names:
         default = live.run_name
     index = opts.index(default) if default in opts else 0
+    if key in st.session_state and st.session_state[key] not in opts:  # another workspace's run
+        del st.session_state[key]
 
     def fmt(n):
         if n == "(none)":

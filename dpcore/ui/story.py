@@ -271,7 +271,7 @@ def report_html(private_name: str, nonprivate_name: str, sentence: str) -> str:
     """The two-run story report (private: it holds attack statistics)."""
     from dpcore import report
     from dpcore.ui.cache import bundle
-    from dpcore.ui.nav import runs_root
+    from dpcore.ui.workspace import run_path
 
-    return report.story_report(runs_root() / private_name, runs_root() / nonprivate_name, sentence,
+    return report.story_report(run_path(private_name), run_path(nonprivate_name), sentence,
                                bundles=(bundle(private_name), bundle(nonprivate_name)))
