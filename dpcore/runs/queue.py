@@ -1,0 +1,401 @@
+"""One training queue for a class: every training, Story pair and sweep is a job (its RunConfigs,
+its owner, its state) persisted as a JSON file under BASE/_queue/, started by a dispatcher when a
+slot frees up, run by an executor (Ray in production: `queue_ray.RayExecutor`), never in the web
+server's process.
+
+Limits: `per_owner` jobs running per owner (default 1) and `slots` in all (default: the CPUs the
+executor reports, or $DPCORE_QUEUE_SLOTS). Order: first come, first served, except that a queued
+job whose owner is at their limit lets the next owner's job go first.
+
+Restart: a new Queue over the same folder re-reads every job. Queued jobs stay queued; a job that
+was running is re-attached when the executor still runs it, finished when its worker left a
+result file, else marked "interrupted" with its partial runs named (the Runs page cleans those
+up). Files are data: each is checked against an allow-list on load and refused when it fails.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from dpcore.errors import DPCoreError
+from dpcore.files import RunFileError, read_json
+from dpcore.io import atomic_write_json
+from dpcore.runs.folders import interrupted_partials
+from dpcore.runs.queue_worker import progress_path, result_path, stop_path
+from dpcore.runs.store import RunConfig
+
+QUEUE_DIR = "_queue"
+STATES = ("queued", "running", "done", "failed", "stopped", "cancelled", "interrupted")
+ENDED = ("done", "failed", "stopped", "cancelled", "interrupted")
+KINDS = ("training", "story", "sweep", "eps-sweep")
+MAX_CONFIGS = 64  # trainings in one job (a grid sweep's points)
+MAX_WAITING = 5  # queued jobs one owner may have waiting
+CANCEL_GRACE_S = 30.0  # a running job that ignores its stop file this long is cancelled on Ray
+_OWNER = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}")
+_JOB_ID = re.compile(r"j[0-9]{13}-[0-9a-f]{8}")
+_RUN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.=+-]{0,199}")
+_FIELDS = {"id": str, "owner": str, "kind": str, "title": str, "root": str, "configs": list, "state": str,
+           "created": float, "started": (float, type(None)), "finished": (float, type(None)),
+           "runs": list, "partials": list, "error": (str, type(None)), "cancelled_by": (str, type(None)),
+           "steps": (int, type(None)), "seconds": (float, type(None))}
+
+
+class QueueError(DPCoreError):
+    """A queue request refused (one line for the page and the CLI)."""
+
+
+class Executor(Protocol):
+    """Where jobs run: `submit(spec) -> handle`, `poll(handle) -> None | ("ok", result) | ("error",
+    why)`, `cancel(handle)`, `slots()`, `reattach(job_id) -> handle | None` (after a restart)."""
+
+    def submit(self, spec: dict) -> Any: ...
+    def poll(self, handle: Any) -> tuple[str, Any] | None: ...
+    def cancel(self, handle: Any) -> None: ...
+    def slots(self) -> int: ...
+    def reattach(self, job_id: str) -> Any: ...
+
+
+@dataclass
+class QueuedJob:
+    """One job of the queue, as stored in BASE/_queue/<id>.json (`root` relative to BASE)."""
+
+    id: str
+    owner: str
+    kind: str
+    title: str
+    root: str
+    configs: list
+    state: str = "queued"
+    created: float = field(default_factory=time.time)
+    started: float | None = None
+    finished: float | None = None
+    runs: list = field(default_factory=list)
+    partials: list = field(default_factory=list)
+    error: str | None = None
+    cancelled_by: str | None = None
+    steps: int | None = None  # the model's planned steps (the Train page's preview), for the estimate
+    seconds: float | None = None  # how long it ran, once ended
+
+    @property
+    def ended(self) -> bool:
+        return self.state in ENDED
+
+    @property
+    def model(self) -> str:
+        return str(self.configs[0].get("model", "")) if self.configs else ""
+
+
+def check_owner(owner: str) -> str:
+    if not isinstance(owner, str) or not _OWNER.fullmatch(owner):
+        raise QueueError(f"not a valid owner name: {str(owner)[:40]!r}")
+    return owner
+
+
+def check_record(d: Any, base: Path, where: str) -> QueuedJob:
+    """A job file's contents, checked field by field against the allow-list (they are data)."""
+    if not isinstance(d, dict) or set(d) != set(_FIELDS):
+        raise RunFileError(Path(where), "not a queue job (unexpected or missing fields)")
+    for name, kind in _FIELDS.items():
+        v = d[name]
+        if kind is float or (isinstance(kind, tuple) and float in kind):
+            if isinstance(v, bool) or not isinstance(v, (int, float, type(None))) or (v is None and kind is float):
+                raise RunFileError(Path(where), f"field {name!r} has the wrong type")
+            d[name] = None if v is None else float(v)
+        elif isinstance(v, bool) or not isinstance(v, kind):
+            raise RunFileError(Path(where), f"field {name!r} has the wrong type")
+    if not _JOB_ID.fullmatch(d["id"]) or Path(where).name != f"{d['id']}.json":
+        raise RunFileError(Path(where), "job id does not match its file")
+    if not _OWNER.fullmatch(d["owner"]) or d["kind"] not in KINDS or d["state"] not in STATES:
+        raise RunFileError(Path(where), "owner, kind or state not allowed")
+    if len(d["title"]) > 120 or any(c in d["title"] for c in "\n\r<>"):
+        raise RunFileError(Path(where), "title not allowed")
+    if not all(isinstance(r, str) and _RUN_NAME.fullmatch(r) for r in d["runs"] + d["partials"]):
+        raise RunFileError(Path(where), "a run name is not allowed")
+    if not 1 <= len(d["configs"]) <= MAX_CONFIGS:
+        raise RunFileError(Path(where), "no configs, or too many")
+    job = QueuedJob(**d)
+    resolve_root(base, job.root, where)
+    for c in job.configs:
+        try:
+            RunConfig.from_dict(c)
+        except (DPCoreError, TypeError, ValueError) as exc:
+            raise RunFileError(Path(where), f"a config is refused ({' '.join(str(exc).split())[:80]})") from None
+    return job
+
+
+def resolve_root(base: Path, rel: str, where: str = "queue") -> Path:
+    """BASE/rel, refused unless it is a plain relative path that stays inside BASE."""
+    p = Path(rel)
+    if p.is_absolute() or ".." in p.parts or not rel or QUEUE_DIR in p.parts:
+        raise RunFileError(Path(where), f"runs folder {rel[:60]!r} is not inside the runs root")
+    full = (base / p).resolve()
+    if not full.is_relative_to(base.resolve()):
+        raise RunFileError(Path(where), f"runs folder {rel[:60]!r} is not inside the runs root")
+    return full
+
+
+def default_slots(executor: Executor) -> int:
+    env = os.environ.get("DPCORE_QUEUE_SLOTS", "").strip()
+    if env:
+        if not env.isdigit() or int(env) < 1:
+            raise QueueError(f"DPCORE_QUEUE_SLOTS must be a whole number ≥ 1, got {env[:20]!r}")
+        return int(env)
+    return executor.slots()
+
+
+class Queue:
+    """The queue over BASE/_queue/: `submit`, `cancel`, `jobs`, `position`, `seconds_left`;
+    `tick()` does one round of polling and starting (the dispatcher thread calls it, tests too)."""
+
+    def __init__(self, base, executor: Executor, *, per_owner: int = 1, slots: int | None = None,
+                 max_waiting: int = MAX_WAITING):
+        self.base = Path(base)
+        self.dir = self.base / QUEUE_DIR
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.executor, self.per_owner, self.max_waiting = executor, per_owner, max_waiting
+        self.slots = slots if slots is not None else default_slots(executor)
+        if self.per_owner < 1 or self.slots < 1:
+            raise QueueError("the queue needs at least one slot per owner and in all")
+        self._lock = threading.RLock()
+        self._handles: dict[str, Any] = {}
+        self._cancel_at: dict[str, float] = {}
+        self.refused: list[str] = []  # one line per job file refused on load
+        self._jobs: dict[str, QueuedJob] = {}
+        self._thread: threading.Thread | None = None
+        self._closing = threading.Event()
+        self._load()
+
+    # ------------------------------------------------------------------ persistence
+    def _load(self) -> None:
+        for p in sorted(self.dir.glob("*.json")):
+            if p.name.count(".") != 1 or p.is_symlink():
+                continue  # progress/result files are read per job
+            try:
+                job = check_record(read_json(p, base=self.dir), self.base, str(p))
+            except RunFileError as exc:
+                self.refused.append(str(exc))
+                continue
+            self._jobs[job.id] = job
+        for job in self._jobs.values():
+            if job.state == "running":
+                self._recover(job)
+
+    def _recover(self, job: QueuedJob) -> None:
+        """A job that was running when the last server stopped: re-attach, read its result, or
+        mark it interrupted with its partial runs named."""
+        handle = self.executor.reattach(job.id)
+        if handle is not None:
+            self._handles[job.id] = handle
+            return
+        result = self._read(result_path(self.dir, job.id))
+        if result is not None:
+            self._finish(job, result)
+            return
+        progress = self._read(progress_path(self.dir, job.id)) or {}
+        names = {r for r in progress.get("runs", []) if isinstance(r, str) and _RUN_NAME.fullmatch(r)}
+        root = resolve_root(self.base, job.root)
+        job.partials = [p.name[1:] for p in interrupted_partials(root)
+                        if p.name[1:].split(".partial-", 1)[0] in names]
+        job.runs = sorted(n for n in names if (root / n).is_dir())
+        job.state, job.finished = "interrupted", time.time()
+        job.error = "the server stopped while this job ran; its unfinished run is kept as interrupted"
+        self._save(job)
+
+    def _read(self, path: Path) -> dict | None:
+        try:
+            d = read_json(path, base=self.dir)
+        except RunFileError:
+            return None
+        return d if isinstance(d, dict) else None
+
+    def _save(self, job: QueuedJob) -> None:
+        atomic_write_json(self.dir / f"{job.id}.json", asdict(job))
+
+    # ------------------------------------------------------------------ requests
+    def submit(self, configs: list, root, owner: str, *, kind: str = "training", title: str = "Training",
+               steps: int | None = None) -> QueuedJob:
+        """Queue `configs` (RunConfigs or dicts) to train under `root` (inside BASE) for `owner`."""
+        check_owner(owner)
+        if kind not in KINDS:
+            raise QueueError(f"job kind must be one of {KINDS}, got {kind!r}")
+        items = configs if isinstance(configs, list) else [configs]
+        if not 1 <= len(items) <= MAX_CONFIGS:
+            raise QueueError(f"a job holds 1 to {MAX_CONFIGS} trainings, got {len(items)}")
+        dicts = [(c if isinstance(c, RunConfig) else RunConfig.from_dict(c)).to_dict() for c in items]
+        dicts = json.loads(json.dumps(dicts, default=str))
+        full = Path(root).resolve()
+        if not full.is_relative_to(self.base.resolve()) or full == self.base.resolve():
+            raise QueueError("a job's runs folder must be a workspace inside the runs root")
+        title = " ".join(str(title).split())[:120].replace("<", "").replace(">", "")
+        with self._lock:
+            waiting = [j for j in self._jobs.values() if j.owner == owner and j.state == "queued"]
+            if len(waiting) >= self.max_waiting:
+                raise QueueError(f"you have {len(waiting)} jobs waiting already; cancel one or wait")
+            job = QueuedJob(id=f"j{time.time_ns() // 1_000_000:013d}-{secrets.token_hex(4)}", owner=owner,
+                            kind=kind, title=title or "Training", root=str(full.relative_to(self.base.resolve())),
+                            configs=dicts, steps=steps if isinstance(steps, int) and steps > 0 else None)
+            full.mkdir(parents=True, exist_ok=True)
+            self._save(job)
+            self._jobs[job.id] = job
+        return job
+
+    def cancel(self, job_id: str, by: str, *, lecturer: bool = False) -> QueuedJob:
+        """The owner cancels their job, a lecturer any job: a queued one never starts, a running one
+        stops after its current step (its run saved "stopped")."""
+        with self._lock:
+            job = self._jobs.get(job_id)
+            if job is None or (job.owner != by and not lecturer):
+                raise QueueError("no such job of yours")  # another's job reads as absent
+            if job.ended:
+                return job
+            job.cancelled_by = check_owner(by)
+            if job.state == "queued":
+                job.state, job.finished = "cancelled", time.time()
+            else:
+                stop_path(self.dir, job.id).touch()
+                self._cancel_at.setdefault(job.id, time.time())
+            self._save(job)
+            return job
+
+    # ------------------------------------------------------------------ what pages read
+    def jobs(self, owner: str | None = None) -> list[QueuedJob]:
+        """Every job (a lecturer), or one owner's, oldest first."""
+        with self._lock:
+            return sorted((j for j in self._jobs.values() if owner is None or j.owner == owner),
+                          key=lambda j: (j.created, j.id))
+
+    def get(self, job_id: str) -> QueuedJob | None:
+        return self._jobs.get(job_id)
+
+    def waiting(self) -> list[QueuedJob]:
+        """The queued jobs in the order the dispatcher will consider them."""
+        return [j for j in self.jobs() if j.state == "queued"]
+
+    def position(self, job_id: str) -> tuple[int, int] | None:
+        """(1-based place, jobs waiting) for a queued job; None otherwise."""
+        order = [j.id for j in self.waiting()]
+        return (order.index(job_id) + 1, len(order)) if job_id in order else None
+
+    def progress(self, job_id: str) -> dict:
+        """The running job's worker progress: index, of, run, step, total_steps, started."""
+        return self._read(progress_path(self.dir, job_id)) or {}
+
+    def fraction(self, job: QueuedJob) -> float:
+        if job.state == "done":
+            return 1.0
+        p = self.progress(job.id)
+        total = p.get("total_steps")
+        if job.state != "running" or not isinstance(total, int) or total <= 0:
+            return 0.0
+        within = min(1.0, int(p.get("step", 0)) / total)
+        return min(0.99, (int(p.get("index", 0)) + within) / max(1, len(job.configs)))
+
+    def estimate(self, job: QueuedJob) -> float | None:
+        """Seconds a job takes, before it starts: the finished jobs of the same model (seconds per
+        planned step when both know their steps, else their mean duration), else None."""
+        done = [j for j in self._jobs.values() if j.state == "done" and j.seconds and j.model == job.model]
+        per_step = [j.seconds / j.steps for j in done if j.steps]
+        if job.steps and per_step:
+            return job.steps * sum(per_step) / len(per_step) * len(job.configs)
+        if done:
+            return sum(j.seconds / len(j.configs) for j in done) / len(done) * len(job.configs)
+        return None
+
+    def seconds_left(self, job_id: str) -> float | None:
+        """Running: from its own pace (elapsed / fraction done). Queued: the jobs ahead of it and its
+        own estimate, shared over the slots. None while there is nothing to go on."""
+        job = self._jobs.get(job_id)
+        if job is None or job.ended:
+            return None if job is None or job.state != "done" else 0.0
+        if job.state == "running":
+            f, p = self.fraction(job), self.progress(job.id)
+            started = p.get("started") if isinstance(p.get("started"), (int, float)) else job.started
+            if f < 0.02 or started is None:
+                return self.estimate(job)
+            return (time.time() - started) * (1 - f) / f
+        ahead = self.waiting()
+        ahead = ahead[: [j.id for j in ahead].index(job_id)]
+        costs = [self.estimate(j) for j in ahead + [job]]
+        running = [self.seconds_left(j.id) for j in self._jobs.values() if j.state == "running"]
+        if any(c is None for c in costs) or any(r is None for r in running):
+            return None
+        return (sum(running) + sum(costs[:-1])) / self.slots + costs[-1]  # type: ignore[arg-type]
+
+    # ------------------------------------------------------------------ the dispatcher
+    def tick(self) -> None:
+        """Poll running jobs, then start queued ones while slots are free."""
+        with self._lock:
+            for job in [j for j in self._jobs.values() if j.state == "running"]:
+                handle = self._handles.get(job.id)
+                if handle is None:
+                    continue
+                got = self.executor.poll(handle)
+                if got is None:
+                    t = self._cancel_at.get(job.id)
+                    if t is not None and time.time() - t > CANCEL_GRACE_S:
+                        self.executor.cancel(handle)
+                    continue
+                kind, value = got
+                self._finish(job, value if kind == "ok" else {"status": "failed", "error": str(value)})
+            running = [j for j in self._jobs.values() if j.state == "running"]
+            for job in self.waiting():
+                if len(running) >= self.slots:
+                    break
+                if sum(j.owner == job.owner for j in running) >= self.per_owner:
+                    continue
+                self._start(job)
+                running.append(job)
+
+    def _start(self, job: QueuedJob) -> None:
+        root = resolve_root(self.base, job.root)
+        spec = {"job": job.id, "root": str(root), "configs": job.configs, "control": str(self.dir.resolve())}
+        job.state, job.started = "running", time.time()
+        self._save(job)  # running before it is submitted: a crash in between reads as interrupted
+        try:
+            self._handles[job.id] = self.executor.submit(spec)
+        except Exception as exc:  # noqa: BLE001 - the executor refused: the job failed, the queue goes on
+            self._finish(job, {"status": "failed", "error": f"could not start: {' '.join(str(exc).split())[:160]}"})
+
+    def _finish(self, job: QueuedJob, result: dict) -> None:
+        status = result.get("status") if result.get("status") in ("done", "failed", "stopped") else "failed"
+        if job.cancelled_by is not None and status in ("stopped", "done", "failed"):
+            status = "cancelled" if status != "done" else "done"
+        job.state, job.finished = status, time.time()
+        job.error = str(result["error"])[:300] if result.get("error") else None
+        runs = result.get("runs") if isinstance(result.get("runs"), list) else []
+        job.runs = [r for r in runs if isinstance(r, str) and _RUN_NAME.fullmatch(r)]
+        job.seconds = round(job.finished - (job.started or job.finished), 3)
+        self._handles.pop(job.id, None)
+        self._cancel_at.pop(job.id, None)
+        self._save(job)
+        for p in (progress_path(self.dir, job.id), stop_path(self.dir, job.id), result_path(self.dir, job.id)):
+            p.unlink(missing_ok=True)
+
+    def start_dispatcher(self, every: float = 0.5) -> Queue:
+        """Run `tick` every `every` seconds in a daemon thread of this process (it only schedules
+        and polls; the trainings run in the executor's workers)."""
+        if self._thread is None or not self._thread.is_alive():
+            self._closing.clear()
+
+            def loop() -> None:
+                while not self._closing.wait(every):
+                    try:
+                        self.tick()
+                    except Exception:  # noqa: BLE001 - one bad round must not stop the queue
+                        pass
+
+            self._thread = threading.Thread(target=loop, name="dpcore-queue", daemon=True)
+            self._thread.start()
+        return self
+
+    def close(self) -> None:
+        self._closing.set()
+        if self._thread is not None:
+            self._thread.join(5)
