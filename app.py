@@ -21,13 +21,18 @@ PAGES = [
     st.Page("app_pages/runs.py", title="Runs", icon=":material/history:"),
 ]
 
+from dpcore.ui.class_queue import member as _member  # noqa: E402
+
+if _member() is not None:  # class mode: the training queue's page
+    PAGES.append(st.Page("app_pages/queue.py", title="Queue", icon=":material/queue:"))
 page = st.navigation(PAGES)
 
 from dpcore import ui  # noqa: E402  (light: no torch at import time)
 from dpcore.text import md  # noqa: E402
 from dpcore.ui.story_job import autostart  # noqa: E402
 
-autostart(ui.runs_root())  # first start: the Story trains in the background (once per process)
+if _member() is None:  # class mode trains only through the queue, never in this process
+    autostart(ui.runs_root())  # first start: the Story trains in the background (once per process)
 
 with ui.guard():  # a reload keeps the dataset and model: ?dataset=…&model=… (checked, else a note)
     ui.read_url()

@@ -1,0 +1,105 @@
+"""Class mode's queue on the pages: the Train button queues a job for the signed-in student (in
+their workspace, never trained in the server), the page shows its place; the Queue page lists a
+student's own jobs only, the lecturer's every job with a cancel that works. Sign-in is the
+classroom's: a stand-in `current_member` is patched in (the interface: name, role)."""
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+TIMEOUT = 120
+
+
+@dataclass(frozen=True)
+class Member:  # stand-in for dpcore.classroom.Member
+    name: str
+    role: str = "student"
+
+
+class ManualExecutor:
+    def __init__(self):
+        self.started, self.results = [], {}
+
+    def slots(self):
+        return 1
+
+    def submit(self, spec):
+        self.started.append(spec)
+        return spec["job"]
+
+    def poll(self, handle):
+        return ("ok", self.results.pop(handle)) if handle in self.results else None
+
+    def cancel(self, handle):
+        pass
+
+    def reattach(self, job_id):
+        return None
+
+
+@pytest.fixture
+def classroom(runs_dir, monkeypatch):
+    import dpcore.ui as ui
+    from dpcore.ui import class_queue
+
+    who = {"m": Member("alice")}
+    monkeypatch.setattr(ui, "current_member", lambda: who["m"], raising=False)
+    monkeypatch.setattr(ui, "runs_root", lambda: runs_dir / "workspaces" / who["m"].name)
+    ex = ManualExecutor()
+    q = class_queue.class_queue(executor=ex)
+    q.close()  # the test ticks the queue itself
+    yield who, q, ex
+    class_queue.forget_queues()
+
+
+def _page(page: str):
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
+    at.query_params["dataset"] = "digits"
+    at.run()
+    at.switch_page(page).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def _texts(at) -> str:
+    return html.unescape(" ".join([p.proto.text for p in at.get("progress")] + [c.value for c in at.caption]
+                    + [m.value for m in at.markdown]))
+
+
+def test_train_in_class_mode_queues_for_the_student_and_the_lecturer_cancels(classroom, runs_dir):
+    who, q, ex = classroom
+    q.submit([{"model": "pgm", "params": {"epochs": 1}, "data": {"dataset": "digits"}}],
+             runs_dir / "workspaces" / "bob", "bob")  # bob's job holds the one slot
+    q.tick()
+    at = _page("app_pages/train.py")
+    at.button(key="train.start").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    mine = q.jobs("alice")
+    assert len(mine) == 1 and mine[0].state == "queued" and mine[0].kind == "training"
+    assert mine[0].root == "workspaces/alice" and mine[0].steps  # the preview's steps, for the estimate
+    assert "queued, position 1 of 1" in _texts(at)
+    assert at.button(key="train.start").disabled  # one job at a time per session
+    assert len(ex.started) == 1  # nothing of alice's started: bob's job holds the slot
+
+    queue_page = _page("app_pages/queue.py")  # alice sees her job only
+    assert "alice" not in _texts(queue_page) and "bob" not in _texts(queue_page)
+    assert [b.key for b in queue_page.button] == [f"queue.cancel.{mine[0].id}"]
+
+    who["m"] = Member("lecturer", "lecturer")
+    lect = _page("app_pages/queue.py")
+    assert {f"queue.cancel.{j.id}" for j in q.jobs()} == {b.key for b in lect.button}
+    lect.button(key=f"queue.cancel.{mine[0].id}").click().run()
+    assert q.get(mine[0].id).state == "cancelled" and q.get(mine[0].id).cancelled_by == "lecturer"
+
+
+def test_outside_class_mode_no_queue_is_made(runs_dir):
+    from dpcore.ui import class_queue
+
+    at = _page("app_pages/train.py")  # the single-user app: no member, no queue, no Ray
+    assert not class_queue._QUEUES and at.button(key="train.start")
