@@ -16,41 +16,32 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import secrets
 import threading
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Protocol
 
-from dpcore.errors import DPCoreError
 from dpcore.files import RunFileError, read_json
 from dpcore.io import atomic_write_json
 from dpcore.runs.folders import interrupted_partials
+from dpcore.runs.queue_files import (
+    KINDS,
+    MAX_CONFIGS,
+    QUEUE_DIR,
+    RUN_NAME,
+    QueuedJob,
+    QueueError,
+    check_owner,
+    check_record,
+    resolve_root,
+)
 from dpcore.runs.queue_worker import progress_path, result_path, stop_path
 from dpcore.runs.store import RunConfig
 
-QUEUE_DIR = "_queue"
-STATES = ("queued", "running", "done", "failed", "stopped", "cancelled", "interrupted")
-ENDED = ("done", "failed", "stopped", "cancelled", "interrupted")
-KINDS = ("training", "story", "sweep", "eps-sweep")
-MAX_CONFIGS = 64  # trainings in one job (a grid sweep's points)
 MAX_WAITING = 5  # queued jobs one owner may have waiting
 CANCEL_GRACE_S = 30.0  # a running job that ignores its stop file this long is cancelled on Ray
-_OWNER = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}")
-_JOB_ID = re.compile(r"j[0-9]{13}-[0-9a-f]{8}")
-_RUN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.=+-]{0,199}")
-_FIELDS = {"id": str, "owner": str, "kind": str, "title": str, "root": str, "configs": list, "state": str,
-           "created": float, "started": (float, type(None)), "finished": (float, type(None)),
-           "runs": list, "partials": list, "error": (str, type(None)), "cancelled_by": (str, type(None)),
-           "steps": (int, type(None)), "seconds": (float, type(None))}
-
-
-class QueueError(DPCoreError):
-    """A queue request refused (one line for the page and the CLI)."""
-
-
 class Executor(Protocol):
     """Where jobs run: `submit(spec) -> handle`, `poll(handle) -> None | ("ok", result) | ("error",
     why)`, `cancel(handle)`, `slots()`, `reattach(job_id) -> handle | None` (after a restart)."""
@@ -60,85 +51,6 @@ class Executor(Protocol):
     def cancel(self, handle: Any) -> None: ...
     def slots(self) -> int: ...
     def reattach(self, job_id: str) -> Any: ...
-
-
-@dataclass
-class QueuedJob:
-    """One job of the queue, as stored in BASE/_queue/<id>.json (`root` relative to BASE)."""
-
-    id: str
-    owner: str
-    kind: str
-    title: str
-    root: str
-    configs: list
-    state: str = "queued"
-    created: float = field(default_factory=time.time)
-    started: float | None = None
-    finished: float | None = None
-    runs: list = field(default_factory=list)
-    partials: list = field(default_factory=list)
-    error: str | None = None
-    cancelled_by: str | None = None
-    steps: int | None = None  # the model's planned steps (the Train page's preview), for the estimate
-    seconds: float | None = None  # how long it ran, once ended
-
-    @property
-    def ended(self) -> bool:
-        return self.state in ENDED
-
-    @property
-    def model(self) -> str:
-        return str(self.configs[0].get("model", "")) if self.configs else ""
-
-
-def check_owner(owner: str) -> str:
-    if not isinstance(owner, str) or not _OWNER.fullmatch(owner):
-        raise QueueError(f"not a valid owner name: {str(owner)[:40]!r}")
-    return owner
-
-
-def check_record(d: Any, base: Path, where: str) -> QueuedJob:
-    """A job file's contents, checked field by field against the allow-list (they are data)."""
-    if not isinstance(d, dict) or set(d) != set(_FIELDS):
-        raise RunFileError(Path(where), "not a queue job (unexpected or missing fields)")
-    for name, kind in _FIELDS.items():
-        v = d[name]
-        if kind is float or (isinstance(kind, tuple) and float in kind):
-            if isinstance(v, bool) or not isinstance(v, (int, float, type(None))) or (v is None and kind is float):
-                raise RunFileError(Path(where), f"field {name!r} has the wrong type")
-            d[name] = None if v is None else float(v)
-        elif isinstance(v, bool) or not isinstance(v, kind):
-            raise RunFileError(Path(where), f"field {name!r} has the wrong type")
-    if not _JOB_ID.fullmatch(d["id"]) or Path(where).name != f"{d['id']}.json":
-        raise RunFileError(Path(where), "job id does not match its file")
-    if not _OWNER.fullmatch(d["owner"]) or d["kind"] not in KINDS or d["state"] not in STATES:
-        raise RunFileError(Path(where), "owner, kind or state not allowed")
-    if len(d["title"]) > 120 or any(c in d["title"] for c in "\n\r<>"):
-        raise RunFileError(Path(where), "title not allowed")
-    if not all(isinstance(r, str) and _RUN_NAME.fullmatch(r) for r in d["runs"] + d["partials"]):
-        raise RunFileError(Path(where), "a run name is not allowed")
-    if not 1 <= len(d["configs"]) <= MAX_CONFIGS:
-        raise RunFileError(Path(where), "no configs, or too many")
-    job = QueuedJob(**d)
-    resolve_root(base, job.root, where)
-    for c in job.configs:
-        try:
-            RunConfig.from_dict(c)
-        except (DPCoreError, TypeError, ValueError) as exc:
-            raise RunFileError(Path(where), f"a config is refused ({' '.join(str(exc).split())[:80]})") from None
-    return job
-
-
-def resolve_root(base: Path, rel: str, where: str = "queue") -> Path:
-    """BASE/rel, refused unless it is a plain relative path that stays inside BASE."""
-    p = Path(rel)
-    if p.is_absolute() or ".." in p.parts or not rel or QUEUE_DIR in p.parts:
-        raise RunFileError(Path(where), f"runs folder {rel[:60]!r} is not inside the runs root")
-    full = (base / p).resolve()
-    if not full.is_relative_to(base.resolve()):
-        raise RunFileError(Path(where), f"runs folder {rel[:60]!r} is not inside the runs root")
-    return full
 
 
 def default_slots(executor: Executor) -> int:
@@ -199,7 +111,7 @@ class Queue:
             self._finish(job, result)
             return
         progress = self._read(progress_path(self.dir, job.id)) or {}
-        names = {r for r in progress.get("runs", []) if isinstance(r, str) and _RUN_NAME.fullmatch(r)}
+        names = {r for r in progress.get("runs", []) if isinstance(r, str) and RUN_NAME.fullmatch(r)}
         root = resolve_root(self.base, job.root)
         job.partials = [p.name[1:] for p in interrupted_partials(root)
                         if p.name[1:].split(".partial-", 1)[0] in names]
@@ -370,7 +282,7 @@ class Queue:
         job.state, job.finished = status, time.time()
         job.error = str(result["error"])[:300] if result.get("error") else None
         runs = result.get("runs") if isinstance(result.get("runs"), list) else []
-        job.runs = [r for r in runs if isinstance(r, str) and _RUN_NAME.fullmatch(r)]
+        job.runs = [r for r in runs if isinstance(r, str) and RUN_NAME.fullmatch(r)]
         job.seconds = round(job.finished - (job.started or job.finished), 3)
         self._handles.pop(job.id, None)
         self._cancel_at.pop(job.id, None)
@@ -382,6 +294,7 @@ class Queue:
         """Run `tick` every `every` seconds in a daemon thread of this process (it only schedules
         and polls; the trainings run in the executor's workers)."""
         if self._thread is None or not self._thread.is_alive():
+            self._claim()
             self._closing.clear()
 
             def loop() -> None:
@@ -395,7 +308,22 @@ class Queue:
             self._thread.start()
         return self
 
+    def _claim(self) -> None:
+        """One dispatcher per queue folder: a second server process over it is refused."""
+        import fcntl
+
+        fh = open(self.dir / ".dispatcher.lock", "a")  # noqa: SIM115 - held until close()
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            fh.close()
+            raise QueueError("another server process dispatches this queue already") from None
+        self._lockfile = fh
+
     def close(self) -> None:
         self._closing.set()
         if self._thread is not None:
             self._thread.join(5)
+        if getattr(self, "_lockfile", None) is not None:
+            self._lockfile.close()
+            self._lockfile = None

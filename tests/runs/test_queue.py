@@ -231,3 +231,13 @@ def test_one_job_really_runs_on_local_ray(tmp_path):
     job = q.get(job.id)
     assert job.state == "done", job.error
     assert [Run(ws(tmp_path, "alice") / r).status()["status"] for r in job.runs] == ["done"]
+
+
+def test_one_dispatcher_per_queue_folder(tmp_path):
+    first = Queue(tmp_path, ManualExecutor()).start_dispatcher()
+    try:
+        with pytest.raises(QueueError, match="another server"):
+            Queue(tmp_path, ManualExecutor()).start_dispatcher()
+    finally:
+        first.close()
+    Queue(tmp_path, ManualExecutor()).start_dispatcher().close()  # free again once the first closed
