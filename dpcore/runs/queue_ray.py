@@ -32,6 +32,10 @@ class RayExecutor:
         except ImportError:
             raise DPCoreError(NO_RAY) from None
         address = address or os.environ.get("RAY_ADDRESS") or None
+        # a busy class server starts its local Ray slowly: wait for the node longer than Ray's 60 s
+        # (the node and its metrics agent; Ray's defaults give up after 30–60 s on a loaded machine)
+        os.environ.setdefault("RAY_raylet_start_wait_time_s", "180")
+        os.environ.setdefault("RAY_agent_register_timeout_ms", "180000")
         pool, why = sweep_ray.connect(address=address, num_cpus=num_cpus)
         if pool is None:
             raise DPCoreError((why or "Ray unreachable").replace(": ran in-process", "")
