@@ -24,7 +24,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 JOB = {"model": "pgm", "params": {"epochs": 1, "hidden": 64, "em_iters": 5}, "data": {"dataset": "digits"}}
-PAGES = ("app_pages/train.py", "app_pages/queue.py")
+PAGES = ("app_pages/train.py", "app_pages/queue.py", "app_pages/story.py", "app_pages/compare.py",
+         "app_pages/privacy.py", "app_pages/runs.py")  # each session opens on the Data page first
 
 
 @dataclass(frozen=True)
@@ -104,13 +105,14 @@ def run_load(students: int = 30, cpus: int = 2, base: Path | None = None, timeou
     for job in jobs:
         ws = base / "workspaces" / job.owner
         misplaced += sum(not (ws / r / "config.json").is_file() for r in job.runs)
-    in_workspaces = {p.name for p in (base / "workspaces").glob("*/*") if (p / "config.json").is_file()}
+    in_workspaces = [p for p in (base / "workspaces").glob("*/*") if (p / "config.json").is_file()]
+    per_owner = sorted({len([p for p in in_workspaces if p.parent.name == n]) for n in names})
     stray = [p.name for p in base.iterdir() if (p / "config.json").is_file()]
     costs = [j.seconds for j in jobs if j.state == "done" and j.seconds]
     return {"students": students, "cpus": cpus, "jobs": len(jobs),
             "done": sum(j.state == "done" for j in jobs), "states": sorted({j.state for j in jobs}),
             "runs": sum(len(j.runs) for j in jobs), "runs_in_workspaces": len(in_workspaces),
-            "misplaced_runs": misplaced, "stray_runs": len(stray), "other_students_shown": seen_others,
+            "misplaced_runs": misplaced, "stray_runs": len(stray), "runs_per_workspace": per_owner, "other_students_shown": seen_others,
             "ray_start_s": round(ray_start, 1), "submit_s": round(submit_s, 2), "wall_s": round(wall, 1),
             "job_s_mean": round(statistics.mean(costs), 1) if costs else None,
             "job_s_max": round(max(costs), 1) if costs else None,
@@ -133,7 +135,8 @@ def main(argv: list[str] | None = None) -> int:
     else:
         for k, v in r.items():
             print(f"{k:>22}: {v}")
-    return 0 if r["done"] == r["jobs"] and not r["misplaced_runs"] and not r["stray_runs"] else 1
+    ok = r["done"] == r["jobs"] == r["runs"] == r["runs_in_workspaces"] and r["runs_per_workspace"] == [1]
+    return 0 if ok and not r["misplaced_runs"] and not r["stray_runs"] and not r["other_students_shown"] else 1
 
 
 if __name__ == "__main__":

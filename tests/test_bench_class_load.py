@@ -17,7 +17,8 @@ def test_three_students_on_local_ray(tmp_path):
     pytest.importorskip("ray", reason="Ray is not installed: class mode's queue runs on Ray")
     r = load.run_load(students=3, cpus=1, base=tmp_path, timeout=300)
     assert r["jobs"] == r["done"] == 3 and r["states"] == ["done"], r
-    assert r["runs"] == r["runs_in_workspaces"] == 3 and r["misplaced_runs"] == r["stray_runs"] == 0
+    assert r["runs"] == r["runs_in_workspaces"] == 3 and r["runs_per_workspace"] == [1]
+    assert r["misplaced_runs"] == r["stray_runs"] == 0
     assert r["other_students_shown"] == 0 and r["renders"] >= 2
     for n in ("student00", "student01", "student02"):
         assert len([p for p in (tmp_path / "workspaces" / n).iterdir() if (p / "config.json").is_file()]) == 1
