@@ -212,12 +212,13 @@ class Queue:
     def estimate(self, job: QueuedJob) -> float | None:
         """Seconds a job takes, before it starts: the finished jobs of the same model (seconds per
         planned step when both know their steps, else their mean duration), else None."""
-        done = [j for j in self._jobs.values() if j.state == "done" and j.seconds and j.model == job.model]
-        per_step = [j.seconds / j.steps for j in done if j.steps]
+        done = [(j.seconds, j.steps, len(j.configs)) for j in self._jobs.values()
+                if j.state == "done" and j.seconds and j.model == job.model]
+        per_step = [secs / steps for secs, steps, _ in done if secs and steps]
         if job.steps and per_step:
             return job.steps * sum(per_step) / len(per_step) * len(job.configs)
         if done:
-            return sum(j.seconds / len(j.configs) for j in done) / len(done) * len(job.configs)
+            return sum(float(secs or 0) / n for secs, _, n in done) / len(done) * len(job.configs)
         return None
 
     def seconds_left(self, job_id: str) -> float | None:
@@ -236,9 +237,11 @@ class Queue:
         ahead = ahead[: [j.id for j in ahead].index(job_id)]
         costs = [self.estimate(j) for j in ahead + [job]]
         running = [self.seconds_left(j.id) for j in self._jobs.values() if j.state == "running"]
-        if any(c is None for c in costs) or any(r is None for r in running):
+        known = [c for c in costs + running if c is not None]
+        if len(known) < len(costs) + len(running):
             return None
-        return (sum(running) + sum(costs[:-1])) / self.slots + costs[-1]  # type: ignore[arg-type]
+        mine = known[len(costs) - 1]  # this job's own estimate, after the ones ahead of it
+        return (sum(known) - mine) / self.slots + mine
 
     # ------------------------------------------------------------------ the dispatcher
     def tick(self) -> None:
@@ -276,12 +279,12 @@ class Queue:
             self._finish(job, {"status": "failed", "error": f"could not start: {' '.join(str(exc).split())[:160]}"})
 
     def _finish(self, job: QueuedJob, result: dict) -> None:
-        status = result.get("status") if result.get("status") in ("done", "failed", "stopped") else "failed"
+        status = str(result["status"]) if result.get("status") in ("done", "failed", "stopped") else "failed"
         if job.cancelled_by is not None and status in ("stopped", "done", "failed"):
             status = "cancelled" if status != "done" else "done"
         job.state, job.finished = status, time.time()
         job.error = str(result["error"])[:300] if result.get("error") else None
-        runs = result.get("runs") if isinstance(result.get("runs"), list) else []
+        runs = result["runs"] if isinstance(result.get("runs"), list) else []
         job.runs = [r for r in runs if isinstance(r, str) and RUN_NAME.fullmatch(r)]
         job.seconds = round(job.finished - (job.started or job.finished), 3)
         self._handles.pop(job.id, None)
@@ -326,4 +329,4 @@ class Queue:
             self._thread.join(5)
         if getattr(self, "_lockfile", None) is not None:
             self._lockfile.close()
-            self._lockfile = None
+            self._lockfile = None  # type: ignore[assignment]

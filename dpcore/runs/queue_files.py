@@ -23,10 +23,11 @@ MAX_CONFIGS = 64  # trainings in one job (a grid sweep's points)
 OWNER = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}")
 JOB_ID = re.compile(r"j[0-9]{13}-[0-9a-f]{8}")
 RUN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.=+-]{0,199}")
-FIELDS = {"id": str, "owner": str, "kind": str, "title": str, "root": str, "configs": list, "state": str,
-          "created": float, "started": (float, type(None)), "finished": (float, type(None)),
-          "runs": list, "partials": list, "error": (str, type(None)), "cancelled_by": (str, type(None)),
-          "steps": (int, type(None)), "seconds": (float, type(None))}
+FIELDS: dict[str, Any] = {
+    "id": str, "owner": str, "kind": str, "title": str, "root": str, "configs": list, "state": str,
+    "created": float, "started": (float, type(None)), "finished": (float, type(None)), "runs": list,
+    "partials": list, "error": (str, type(None)), "cancelled_by": (str, type(None)),
+    "steps": (int, type(None)), "seconds": (float, type(None))}
 
 
 class QueueError(DPCoreError):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from dpcore.errors import DPCoreError
 from dpcore.io import atomic_write_json
@@ -56,7 +57,7 @@ def run_queued(spec: dict) -> dict:
     watcher = _StopFile(stop_path(control, job_id), stop)
     watcher.start()
     n = len(spec["configs"])
-    state = {"index": 0, "of": n, "run": None, "runs": [], "step": 0, "total_steps": None,
+    state: dict[str, Any] = {"index": 0, "of": n, "run": None, "runs": [], "step": 0, "total_steps": None,
              "started": time.time(), "updated": time.time()}
     last = [0.0]
 
