@@ -95,9 +95,23 @@ class Queue:
                 self.refused.append(str(exc))
                 continue
             self._jobs[job.id] = job
+        if self._dispatched_elsewhere():
+            return  # a live server runs these jobs: this queue only reads and submits
         for job in self._jobs.values():
             if job.state == "running":
                 self._recover(job)
+
+    def _dispatched_elsewhere(self) -> bool:
+        """True when another process holds the dispatcher's lock (its running jobs are alive)."""
+        import fcntl
+
+        with open(self.dir / ".dispatcher.lock", "a") as fh:
+            try:
+                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                return True
+            fcntl.flock(fh, fcntl.LOCK_UN)
+        return False
 
     def _recover(self, job: QueuedJob) -> None:
         """A job that was running when the last server stopped: re-attach, read its result, or

@@ -241,3 +241,16 @@ def test_one_dispatcher_per_queue_folder(tmp_path):
     finally:
         first.close()
     Queue(tmp_path, ManualExecutor()).start_dispatcher().close()  # free again once the first closed
+
+
+def test_a_second_process_does_not_mark_a_live_servers_jobs_interrupted(tmp_path):
+    server = Queue(tmp_path, ManualExecutor(), slots=1)
+    job = server.submit([cfg()], ws(tmp_path, "alice"), "alice")
+    server.tick()
+    server.start_dispatcher(every=60)  # holds the dispatcher's lock, as a running server does
+    try:
+        reader = Queue(tmp_path, ManualExecutor())  # e.g. a CLI listing the queue meanwhile
+        assert reader.get(job.id).state == "running"
+    finally:
+        server.close()
+    assert Queue(tmp_path, ManualExecutor()).get(job.id).state == "interrupted"  # the server is gone
