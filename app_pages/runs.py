@@ -263,7 +263,8 @@ else:
 # ------------------------------------------------------------------ grid sweep (any parameters × seeds)
 from dpcore.ui.sweep import sweep_panel  # noqa: E402
 
-if in_class:
-    class_queue.job_panel("sweep")
+if in_class:  # its scored points run in the server's process: not through the class queue yet
+    st.caption("Grid sweeps are not part of class mode yet: use the ε sweep above (it waits its turn "
+               "in the class queue).")
 else:
     sweep_panel()

@@ -103,3 +103,33 @@ def test_outside_class_mode_no_queue_is_made(runs_dir):
 
     at = _page("app_pages/train.py")  # the single-user app: no member, no queue, no Ray
     assert not class_queue._QUEUES and at.button(key="train.start")
+
+
+def test_story_pair_and_eps_sweep_are_queued_jobs_in_class_mode(classroom, runs_dir):
+    who, q, ex = classroom
+    who["m"] = Member("carol")
+    story = _page("app_pages/story.py")
+    story.button(key="story.train").click().run()
+    assert not story.exception, [e.value for e in story.exception]
+    runs = _page("app_pages/runs.py")
+    runs.multiselect(key="runs.sweep_eps").set_value([1.0, 5.0]).run()
+    runs.button(key="runs.sweep_start").click().run()
+    assert not runs.exception, [e.value for e in runs.exception]
+    jobs = {j.kind: j for j in q.jobs("carol")}
+    assert set(jobs) == {"story", "eps-sweep"} and all(j.root == "workspaces/carol" for j in jobs.values())
+    assert [c["model"] for c in jobs["story"].configs] == ["p3gm", "pgm"]
+    assert sorted(c["params"]["epsilon"] for c in jobs["eps-sweep"].configs) == [1.0, 5.0]
+    assert "position" in _texts(runs) and runs.button(key="runs.sweep_start").disabled
+    assert not list((runs_dir / "workspaces" / "carol").glob("*/config.json"))  # nothing trained in here
+
+
+def test_class_mode_without_ray_says_so_in_one_line(monkeypatch):
+    import sys
+
+    from dpcore.errors import DPCoreError
+    from dpcore.runs.queue_ray import RayExecutor
+
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` fails as when it is not installed
+    with pytest.raises(DPCoreError, match="not installed") as exc:
+        RayExecutor()
+    assert "\n" not in str(exc.value)
