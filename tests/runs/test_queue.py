@@ -254,3 +254,13 @@ def test_a_second_process_does_not_mark_a_live_servers_jobs_interrupted(tmp_path
     finally:
         server.close()
     assert Queue(tmp_path, ManualExecutor()).get(job.id).state == "interrupted"  # the server is gone
+
+
+def test_slots_from_the_environment_or_the_executor(tmp_path, monkeypatch):
+    monkeypatch.delenv("DPCORE_QUEUE_SLOTS", raising=False)
+    assert Queue(tmp_path, ManualExecutor(slots=3)).slots == 3  # what Ray reports
+    monkeypatch.setenv("DPCORE_QUEUE_SLOTS", "7")
+    assert Queue(tmp_path, ManualExecutor(slots=3)).slots == 7
+    monkeypatch.setenv("DPCORE_QUEUE_SLOTS", "many")
+    with pytest.raises(QueueError, match="DPCORE_QUEUE_SLOTS"):
+        Queue(tmp_path, ManualExecutor())
