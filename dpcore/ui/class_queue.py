@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from pathlib import Path
 
 import streamlit as st
@@ -19,6 +20,8 @@ from dpcore.text import md
 
 _LOCK = threading.Lock()
 _QUEUES: dict[str, object] = {}
+_REFUSED: dict[str, tuple[float, str]] = {}  # base → (when, why) Ray could not be reached
+RETRY_RAY_S = 60.0  # pages do not each wait on an unreachable Ray: one try a minute
 STATE_ICONS = {"queued": ":material/schedule:", "running": ":material/hourglass_top:",
                "done": ":material/check_circle:", "failed": ":material/error:",
                "stopped": ":material/stop_circle:", "cancelled": ":material/cancel:",
@@ -56,7 +59,14 @@ def class_queue(executor=None):
             if executor is None:
                 from dpcore.runs.queue_ray import RayExecutor
 
-                executor = RayExecutor()
+                when, why = _REFUSED.get(key, (0.0, ""))
+                if time.time() - when < RETRY_RAY_S:
+                    raise DPCoreError(why)
+                try:
+                    executor = RayExecutor()
+                except DPCoreError as exc:
+                    _REFUSED[key] = (time.time(), str(exc))
+                    raise
             q = Queue(base_root(), executor).start_dispatcher()
             _QUEUES[key] = q
         return q
@@ -68,6 +78,7 @@ def forget_queues() -> None:
         for q in _QUEUES.values():
             q.close()  # type: ignore[attr-defined]
         _QUEUES.clear()
+        _REFUSED.clear()
 
 
 def submit(configs: list, root, *, kind: str, title: str, steps: int | None = None, slot: str):

@@ -133,3 +133,25 @@ def test_class_mode_without_ray_says_so_in_one_line(monkeypatch):
     with pytest.raises(DPCoreError, match="not installed") as exc:
         RayExecutor()
     assert "\n" not in str(exc.value)
+
+
+def test_an_unreachable_ray_is_tried_once_a_minute_not_on_every_page(runs_dir, monkeypatch):
+    from dpcore.errors import DPCoreError
+    from dpcore.runs import queue_ray
+    from dpcore.ui import class_queue
+
+    tries = []
+
+    def unreachable():
+        tries.append(1)
+        raise DPCoreError("Ray unreachable (test) — the training queue cannot start jobs")
+
+    monkeypatch.setattr(queue_ray, "RayExecutor", unreachable)
+    class_queue.forget_queues()
+    try:
+        for _ in range(3):
+            with pytest.raises(DPCoreError, match="unreachable"):
+                class_queue.class_queue()
+        assert len(tries) == 1
+    finally:
+        class_queue.forget_queues()
