@@ -31,13 +31,15 @@ except DPCoreError as exc:  # a broken class file: serve nothing rather than an 
     st.error(md(exc), icon=":material/error:")
     st.stop()
 
+if member is not None:  # class mode: the training queue's page
+    PAGES.append(st.Page("app_pages/queue.py", title="Queue", icon=":material/queue:"))
 page = st.navigation(PAGES)
 
 from dpcore import ui  # noqa: E402  (light: no torch at import time)
 from dpcore.ui.story_job import autostart  # noqa: E402
 
-if member is None:  # class mode never autostarts: the lecturer trains the Story once and publishes it
-    autostart(ui.runs_root())  # first start: the Story trains in the background (once per process)
+if member is None:  # class mode trains only through the queue (the lecturer trains the Story once
+    autostart(ui.runs_root())  # and publishes it); first start: the Story trains in the background
 signin.sidebar(member)
 
 with ui.guard():  # a reload keeps the dataset and model: ?dataset=…&model=… (checked, else a note)

@@ -172,6 +172,12 @@ from dpcore.runs.sweep import sweepable_models  # noqa: E402
 private_models = sweepable_models()
 sweep = ui.sweep_state()
 sweep_busy = sweep is not None and sweep["handle"].is_alive()
+from dpcore.ui import class_queue  # noqa: E402
+
+in_class = class_queue.member() is not None  # class mode: the sweep is one job of the class queue
+if in_class:
+    sweep, queued_sweep = None, class_queue.session_job("sweep")
+    sweep_busy = queued_sweep is not None and not queued_sweep.ended
 c1, c2 = st.columns([1, 2])
 sweep_model = c1.selectbox("Model", private_models, key="runs.sweep_model",
                            format_func=lambda m: ui.model_info(m)["label"])
@@ -198,6 +204,9 @@ if st.button("Start sweep", type="primary", icon=":material/play_arrow:", key="r
         params = {"delta": ui.default_delta(train.n), **fitted}
         configs = [RunConfig(model=sweep_model, data=data_cfg, params={**params, "epsilon": float(e)})
                    for e in sorted(grid)]
+        if in_class:
+            class_queue.submit(configs, ui.runs_root(), kind="eps-sweep", title="ε sweep", slot="sweep")
+            st.rerun()
         handle = jobs.start(jobs.trainings_job(configs, ui.runs_root(), kind="eps-sweep", title="ε sweep"))
         ui.set_sweep_state({"handle": handle, "n": len(configs), "started": time.time(), "scored": False})
         st.rerun()
@@ -227,7 +236,10 @@ def sweep_panel() -> None:
         st.rerun(scope="app")
 
 
-sweep_panel()
+if in_class:
+    class_queue.job_panel("sweep")
+else:
+    sweep_panel()
 if sweep is not None and not sweep["handle"].is_alive() and not sweep.get("scored"):
     for run in sweep["handle"].runs:
         if run.status().get("status") in ("done", "stopped"):
@@ -262,4 +274,8 @@ else:
 # ------------------------------------------------------------------ grid sweep (any parameters × seeds)
 from dpcore.ui.sweep import sweep_panel  # noqa: E402
 
-sweep_panel()
+if in_class:  # its scored points run in the server's process: not through the class queue yet
+    st.caption("Grid sweeps are not part of class mode yet: use the ε sweep above (it waits its turn "
+               "in the class queue).")
+else:
+    sweep_panel()

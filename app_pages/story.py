@@ -7,7 +7,7 @@ import streamlit as st
 from dpcore import ui
 from dpcore.report import load_evaluation
 from dpcore.text import md
-from dpcore.ui import story, story_job
+from dpcore.ui import class_queue, story, story_job
 
 st.title("Story")
 st.caption("Privacy in one screen: the same model trained on the same rows twice — with privacy (P3GM) and "
@@ -19,14 +19,16 @@ choice = ui.data_choice()
 train, _ = ui.load_data(choice)
 configs = story.story_configs(story_job.data_fields(choice), train.n)
 eps = configs[0].params["epsilon"]
-job = story_job.current_job()
-busy = job is not None and job.is_alive()
+in_class = class_queue.member() is not None  # class mode: the pair is a job of the class queue
+job = None if in_class else story_job.current_job()
+queued = class_queue.session_job("story") if in_class else None
+busy = (job is not None and job.is_alive()) or (queued is not None and not queued.ended)
 runs = ui.model_runs()
 pair = story.saved_pair(runs, story.story_key(configs))
 label = "Train the Story again" if pair else "Train the Story"
 st.button(f"{label} on {ui.data_label()}", type="primary" if not pair else "secondary",
-          icon=":material/play_arrow:", key="story.train", disabled=busy, on_click=story_job.start_story,
-          args=(configs, ui.runs_root()),
+          icon=":material/play_arrow:", key="story.train", disabled=busy,
+          on_click=class_queue.submit_pair if in_class else story_job.start_story, args=(configs, ui.runs_root()),
           help=f"P3GM at ε = {eps:g} and PGM (ε = ∞) with the same settings, then their scores, the attacks "
                "and a canary audit of each — one job; a second click or tab joins it")
 st.caption(md(f"Private: P3GM at ε = {eps:g}, the default for {train.n:,} training rows (small data needs a "
@@ -47,7 +49,10 @@ def progress() -> None:
         st.rerun(scope="app")
 
 
-progress()
+if in_class:
+    class_queue.job_panel("story")
+else:
+    progress()
 if busy and pair is None:
     st.stop()  # nothing to show until the job has scored its pair
 

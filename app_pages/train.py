@@ -35,6 +35,17 @@ NON_PRIVATE_ROLES = {
 
 live = ui.live_run()
 busy = live is not None and live.running
+from dpcore.ui import class_queue  # noqa: E402 (no Ray until class mode asks for the queue)
+
+member = class_queue.member()  # class mode: trainings go to the class queue, never into this process
+queued = None
+if member is not None:
+    live = None
+    try:
+        queued = class_queue.session_job("train")
+    except DPCoreError as exc:
+        st.error(md(exc), icon=":material/error:")
+    busy = queued is not None and not queued.ended
 
 # ------------------------------------------------------------------ the live view
 @st.fragment(run_every=ui.POLL_SECONDS if (live is not None and live.running) else None)
@@ -105,6 +116,10 @@ def live_panel() -> None:
 
 
 
+if queued is not None:
+    st.subheader("Your job in the class queue", anchor=False)
+    class_queue.job_panel("train")
+    st.subheader("New run", divider="gray", anchor=False)
 if live is not None:
     with st.container(border=True):
         st.subheader("Live run" if busy else "Last run", anchor=False)
@@ -274,10 +289,19 @@ elif error is None:
 
 start = st.button("Start training", type="primary", icon=":material/play_arrow:",
                   disabled=busy or error is not None, key="train.start",
-                  help="Training runs in the background; one run at a time per session.")
+                  help="Training runs in the background; one run at a time per session."
+                  + (" In class mode it waits its turn in the class queue." if member is not None else ""))
 if busy:
     st.caption("A run is in progress — stop it or wait for it to finish to start another.")
-if start and config is not None and not busy:
+if start and config is not None and not busy and member is not None:
+    try:
+        class_queue.submit([config], ui.runs_root(), kind="training", title=f"{info['label']} training",
+                           steps=plan["steps"] if plan else None, slot="train")
+    except DPCoreError as exc:
+        st.error(md(exc), icon=":material/error:")
+    else:
+        st.rerun()
+elif start and config is not None and not busy:
     from dpcore.runs import start_training
 
     handle = start_training(config, ui.runs_root())

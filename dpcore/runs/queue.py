@@ -1,0 +1,346 @@
+"""One training queue for a class: every training, Story pair and sweep is a job (its RunConfigs,
+its owner, its state) persisted as a JSON file under BASE/_queue/, started by a dispatcher when a
+slot frees up, run by an executor (Ray in production: `queue_ray.RayExecutor`), never in the web
+server's process.
+
+Limits: `per_owner` jobs running per owner (default 1) and `slots` in all (default: the CPUs the
+executor reports, or $DPCORE_QUEUE_SLOTS). Order: first come, first served, except that a queued
+job whose owner is at their limit lets the next owner's job go first.
+
+Restart: a new Queue over the same folder re-reads every job. Queued jobs stay queued; a job that
+was running is re-attached when the executor still runs it, finished when its worker left a
+result file, else marked "interrupted" with its partial runs named (the Runs page cleans those
+up). Files are data: each is checked against an allow-list on load and refused when it fails.
+"""
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import threading
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any, Protocol
+
+from dpcore.files import RunFileError, read_json
+from dpcore.io import atomic_write_json
+from dpcore.runs.folders import interrupted_partials
+from dpcore.runs.queue_files import (
+    KINDS,
+    MAX_CONFIGS,
+    QUEUE_DIR,
+    RUN_NAME,
+    QueuedJob,
+    QueueError,
+    check_owner,
+    check_record,
+    resolve_root,
+)
+from dpcore.runs.queue_worker import progress_path, result_path, stop_path
+from dpcore.runs.store import RunConfig
+
+MAX_WAITING = 5  # queued jobs one owner may have waiting
+CANCEL_GRACE_S = 30.0  # a running job that ignores its stop file this long is cancelled on Ray
+class Executor(Protocol):
+    """Where jobs run: `submit(spec) -> handle`, `poll(handle) -> None | ("ok", result) | ("error",
+    why)`, `cancel(handle)`, `slots()`, `reattach(job_id) -> handle | None` (after a restart)."""
+
+    def submit(self, spec: dict) -> Any: ...
+    def poll(self, handle: Any) -> tuple[str, Any] | None: ...
+    def cancel(self, handle: Any) -> None: ...
+    def slots(self) -> int: ...
+    def reattach(self, job_id: str) -> Any: ...
+
+
+def default_slots(executor: Executor) -> int:
+    env = os.environ.get("DPCORE_QUEUE_SLOTS", "").strip()
+    if env:
+        if not env.isdigit() or int(env) < 1:
+            raise QueueError(f"DPCORE_QUEUE_SLOTS must be a whole number ≥ 1, got {env[:20]!r}")
+        return int(env)
+    return executor.slots()
+
+
+class Queue:
+    """The queue over BASE/_queue/: `submit`, `cancel`, `jobs`, `position`, `seconds_left`;
+    `tick()` does one round of polling and starting (the dispatcher thread calls it, tests too)."""
+
+    def __init__(self, base, executor: Executor, *, per_owner: int = 1, slots: int | None = None,
+                 max_waiting: int = MAX_WAITING):
+        self.base = Path(base)
+        self.dir = self.base / QUEUE_DIR
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.executor, self.per_owner, self.max_waiting = executor, per_owner, max_waiting
+        self.slots = slots if slots is not None else default_slots(executor)
+        if self.per_owner < 1 or self.slots < 1:
+            raise QueueError("the queue needs at least one slot per owner and in all")
+        self._lock = threading.RLock()
+        self._handles: dict[str, Any] = {}
+        self._cancel_at: dict[str, float] = {}
+        self.refused: list[str] = []  # one line per job file refused on load
+        self._jobs: dict[str, QueuedJob] = {}
+        self._thread: threading.Thread | None = None
+        self._closing = threading.Event()
+        self._load()
+
+    # ------------------------------------------------------------------ persistence
+    def _load(self) -> None:
+        for p in sorted(self.dir.glob("*.json")):
+            if p.name.count(".") != 1 or p.is_symlink():
+                continue  # progress/result files are read per job
+            try:
+                job = check_record(read_json(p, base=self.dir), self.base, str(p))
+            except RunFileError as exc:
+                self.refused.append(str(exc))
+                continue
+            self._jobs[job.id] = job
+        if self._dispatched_elsewhere():
+            return  # a live server runs these jobs: this queue only reads and submits
+        for job in self._jobs.values():
+            if job.state == "running":
+                self._recover(job)
+
+    def _dispatched_elsewhere(self) -> bool:
+        """True when another process holds the dispatcher's lock (its running jobs are alive)."""
+        import fcntl
+
+        with open(self.dir / ".dispatcher.lock", "a") as fh:
+            try:
+                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                return True
+            fcntl.flock(fh, fcntl.LOCK_UN)
+        return False
+
+    def _recover(self, job: QueuedJob) -> None:
+        """A job that was running when the last server stopped: re-attach, read its result, or
+        mark it interrupted with its partial runs named."""
+        handle = self.executor.reattach(job.id)
+        if handle is not None:
+            self._handles[job.id] = handle
+            return
+        result = self._read(result_path(self.dir, job.id))
+        if result is not None:
+            self._finish(job, result)
+            return
+        progress = self._read(progress_path(self.dir, job.id)) or {}
+        names = {r for r in progress.get("runs", []) if isinstance(r, str) and RUN_NAME.fullmatch(r)}
+        root = resolve_root(self.base, job.root)
+        job.partials = [p.name[1:] for p in interrupted_partials(root)
+                        if p.name[1:].split(".partial-", 1)[0] in names]
+        job.runs = sorted(n for n in names if (root / n).is_dir())
+        job.state, job.finished = "interrupted", time.time()
+        job.error = "the server stopped while this job ran; its unfinished run is kept as interrupted"
+        self._save(job)
+
+    def _read(self, path: Path) -> dict | None:
+        try:
+            d = read_json(path, base=self.dir)
+        except RunFileError:
+            return None
+        return d if isinstance(d, dict) else None
+
+    def _save(self, job: QueuedJob) -> None:
+        atomic_write_json(self.dir / f"{job.id}.json", asdict(job))
+
+    # ------------------------------------------------------------------ requests
+    def submit(self, configs: list, root, owner: str, *, kind: str = "training", title: str = "Training",
+               steps: int | None = None) -> QueuedJob:
+        """Queue `configs` (RunConfigs or dicts) to train under `root` (inside BASE) for `owner`."""
+        check_owner(owner)
+        if kind not in KINDS:
+            raise QueueError(f"job kind must be one of {KINDS}, got {kind!r}")
+        items = configs if isinstance(configs, list) else [configs]
+        if not 1 <= len(items) <= MAX_CONFIGS:
+            raise QueueError(f"a job holds 1 to {MAX_CONFIGS} trainings, got {len(items)}")
+        dicts = [(c if isinstance(c, RunConfig) else RunConfig.from_dict(c)).to_dict() for c in items]
+        dicts = json.loads(json.dumps(dicts, default=str))
+        full = Path(root).resolve()
+        if not full.is_relative_to(self.base.resolve()) or full == self.base.resolve():
+            raise QueueError("a job's runs folder must be a workspace inside the runs root")
+        title = " ".join(str(title).split())[:120].replace("<", "").replace(">", "")
+        with self._lock:
+            waiting = [j for j in self._jobs.values() if j.owner == owner and j.state == "queued"]
+            if len(waiting) >= self.max_waiting:
+                raise QueueError(f"you have {len(waiting)} jobs waiting already; cancel one or wait")
+            job = QueuedJob(id=f"j{time.time_ns() // 1_000_000:013d}-{secrets.token_hex(4)}", owner=owner,
+                            kind=kind, title=title or "Training", root=str(full.relative_to(self.base.resolve())),
+                            configs=dicts, steps=steps if isinstance(steps, int) and steps > 0 else None)
+            full.mkdir(parents=True, exist_ok=True)
+            self._save(job)
+            self._jobs[job.id] = job
+        return job
+
+    def cancel(self, job_id: str, by: str, *, lecturer: bool = False) -> QueuedJob:
+        """The owner cancels their job, a lecturer any job: a queued one never starts, a running one
+        stops after its current step (its run saved "stopped")."""
+        with self._lock:
+            job = self._jobs.get(job_id)
+            if job is None or (job.owner != by and not lecturer):
+                raise QueueError("no such job of yours")  # another's job reads as absent
+            if job.ended:
+                return job
+            job.cancelled_by = check_owner(by)
+            if job.state == "queued":
+                job.state, job.finished = "cancelled", time.time()
+            else:
+                stop_path(self.dir, job.id).touch()
+                self._cancel_at.setdefault(job.id, time.time())
+            self._save(job)
+            return job
+
+    # ------------------------------------------------------------------ what pages read
+    def jobs(self, owner: str | None = None) -> list[QueuedJob]:
+        """Every job (a lecturer), or one owner's, oldest first."""
+        with self._lock:
+            return sorted((j for j in self._jobs.values() if owner is None or j.owner == owner),
+                          key=lambda j: (j.created, j.id))
+
+    def get(self, job_id: str) -> QueuedJob | None:
+        return self._jobs.get(job_id)
+
+    def waiting(self) -> list[QueuedJob]:
+        """The queued jobs in the order the dispatcher will consider them."""
+        return [j for j in self.jobs() if j.state == "queued"]
+
+    def position(self, job_id: str) -> tuple[int, int] | None:
+        """(1-based place, jobs waiting) for a queued job; None otherwise."""
+        order = [j.id for j in self.waiting()]
+        return (order.index(job_id) + 1, len(order)) if job_id in order else None
+
+    def progress(self, job_id: str) -> dict:
+        """The running job's worker progress: index, of, run, step, total_steps, started."""
+        return self._read(progress_path(self.dir, job_id)) or {}
+
+    def fraction(self, job: QueuedJob) -> float:
+        if job.state == "done":
+            return 1.0
+        p = self.progress(job.id)
+        total = p.get("total_steps")
+        if job.state != "running" or not isinstance(total, int) or total <= 0:
+            return 0.0
+        within = min(1.0, int(p.get("step", 0)) / total)
+        return min(0.99, (int(p.get("index", 0)) + within) / max(1, len(job.configs)))
+
+    def estimate(self, job: QueuedJob) -> float | None:
+        """Seconds a job takes, before it starts: the finished jobs of the same model (seconds per
+        planned step when both know their steps, else their mean duration), else None."""
+        done = [(j.seconds, j.steps, len(j.configs)) for j in self._jobs.values()
+                if j.state == "done" and j.seconds and j.model == job.model]
+        per_step = [secs / steps for secs, steps, _ in done if secs and steps]
+        if job.steps and per_step:
+            return job.steps * sum(per_step) / len(per_step) * len(job.configs)
+        if done:
+            return sum(float(secs or 0) / n for secs, _, n in done) / len(done) * len(job.configs)
+        return None
+
+    def seconds_left(self, job_id: str) -> float | None:
+        """Running: from its own pace (elapsed / fraction done). Queued: the jobs ahead of it and its
+        own estimate, shared over the slots. None while there is nothing to go on."""
+        job = self._jobs.get(job_id)
+        if job is None or job.ended:
+            return None if job is None or job.state != "done" else 0.0
+        if job.state == "running":
+            f, p = self.fraction(job), self.progress(job.id)
+            started = p.get("started") if isinstance(p.get("started"), (int, float)) else job.started
+            if f < 0.02 or started is None:
+                return self.estimate(job)
+            return (time.time() - started) * (1 - f) / f
+        ahead = self.waiting()
+        ahead = ahead[: [j.id for j in ahead].index(job_id)]
+        costs = [self.estimate(j) for j in ahead + [job]]
+        running = [self.seconds_left(j.id) for j in self._jobs.values() if j.state == "running"]
+        known = [c for c in costs + running if c is not None]
+        if len(known) < len(costs) + len(running):
+            return None
+        mine = known[len(costs) - 1]  # this job's own estimate, after the ones ahead of it
+        return (sum(known) - mine) / self.slots + mine
+
+    # ------------------------------------------------------------------ the dispatcher
+    def tick(self) -> None:
+        """Poll running jobs, then start queued ones while slots are free."""
+        with self._lock:
+            for job in [j for j in self._jobs.values() if j.state == "running"]:
+                handle = self._handles.get(job.id)
+                if handle is None:
+                    continue
+                got = self.executor.poll(handle)
+                if got is None:
+                    t = self._cancel_at.get(job.id)
+                    if t is not None and time.time() - t > CANCEL_GRACE_S:
+                        self.executor.cancel(handle)
+                    continue
+                kind, value = got
+                self._finish(job, value if kind == "ok" else {"status": "failed", "error": str(value)})
+            running = [j for j in self._jobs.values() if j.state == "running"]
+            for job in self.waiting():
+                if len(running) >= self.slots:
+                    break
+                if sum(j.owner == job.owner for j in running) >= self.per_owner:
+                    continue
+                self._start(job)
+                running.append(job)
+
+    def _start(self, job: QueuedJob) -> None:
+        root = resolve_root(self.base, job.root)
+        spec = {"job": job.id, "root": str(root), "configs": job.configs, "control": str(self.dir.resolve())}
+        job.state, job.started = "running", time.time()
+        self._save(job)  # running before it is submitted: a crash in between reads as interrupted
+        try:
+            self._handles[job.id] = self.executor.submit(spec)
+        except Exception as exc:  # noqa: BLE001 - the executor refused: the job failed, the queue goes on
+            self._finish(job, {"status": "failed", "error": f"could not start: {' '.join(str(exc).split())[:160]}"})
+
+    def _finish(self, job: QueuedJob, result: dict) -> None:
+        status = str(result["status"]) if result.get("status") in ("done", "failed", "stopped") else "failed"
+        if job.cancelled_by is not None and status in ("stopped", "done", "failed"):
+            status = "cancelled" if status != "done" else "done"
+        job.state, job.finished = status, time.time()
+        job.error = str(result["error"])[:300] if result.get("error") else None
+        runs = result["runs"] if isinstance(result.get("runs"), list) else []
+        job.runs = [r for r in runs if isinstance(r, str) and RUN_NAME.fullmatch(r)]
+        job.seconds = round(job.finished - (job.started or job.finished), 3)
+        self._handles.pop(job.id, None)
+        self._cancel_at.pop(job.id, None)
+        self._save(job)
+        for p in (progress_path(self.dir, job.id), stop_path(self.dir, job.id), result_path(self.dir, job.id)):
+            p.unlink(missing_ok=True)
+
+    def start_dispatcher(self, every: float = 0.5) -> Queue:
+        """Run `tick` every `every` seconds in a daemon thread of this process (it only schedules
+        and polls; the trainings run in the executor's workers)."""
+        if self._thread is None or not self._thread.is_alive():
+            self._claim()
+            self._closing.clear()
+
+            def loop() -> None:
+                while not self._closing.wait(every):
+                    try:
+                        self.tick()
+                    except Exception:  # noqa: BLE001 - one bad round must not stop the queue
+                        pass
+
+            self._thread = threading.Thread(target=loop, name="dpcore-queue", daemon=True)
+            self._thread.start()
+        return self
+
+    def _claim(self) -> None:
+        """One dispatcher per queue folder: a second server process over it is refused."""
+        import fcntl
+
+        fh = open(self.dir / ".dispatcher.lock", "a")  # noqa: SIM115 - held until close()
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            fh.close()
+            raise QueueError("another server process dispatches this queue already") from None
+        self._lockfile = fh
+
+    def close(self) -> None:
+        self._closing.set()
+        if self._thread is not None:
+            self._thread.join(5)
+        if getattr(self, "_lockfile", None) is not None:
+            self._lockfile.close()
+            self._lockfile = None  # type: ignore[assignment]

@@ -1,0 +1,164 @@
+"""Class mode's queue on the pages: the Train button queues a job for the signed-in student (in
+their workspace, never trained in the server), the page shows its place; the Queue page lists a
+student's own jobs only, the lecturer's every job with a cancel that works. Sign-in is patched
+in (`current_member`): tests/app/test_class_mode.py covers signing in itself."""
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+TIMEOUT = 120
+
+
+class ManualExecutor:
+    def __init__(self):
+        self.started, self.results = [], {}
+
+    def slots(self):
+        return 1
+
+    def submit(self, spec):
+        self.started.append(spec)
+        return spec["job"]
+
+    def poll(self, handle):
+        return ("ok", self.results.pop(handle)) if handle in self.results else None
+
+    def cancel(self, handle):
+        pass
+
+    def reattach(self, job_id):
+        return None
+
+
+CHEAP = {"name": "scrypt", "n": 2**10, "r": 8, "p": 1}  # a fast key derivation: tests only
+ALIAS = {"alice": "student-01", "bob": "student-02", "carol": "student-03", "lecturer": "lecturer"}
+
+
+@pytest.fixture
+def classroom(runs_dir, monkeypatch, tmp_path):
+    """A class of three (alice, bob, carol) and a lecturer; `who["m"]` names the member whose
+    session `_page` opens (signed in through the session record the sign-in form writes)."""
+    import json
+
+    from dpcore.classroom.classfile import create_class, parse_class
+    from dpcore.ui import class_queue
+
+    doc, _ = create_class("queue class", 3, kdf=CHEAP)
+    (tmp_path / "class.json").write_text(json.dumps(doc))
+    monkeypatch.setenv("DPCORE_CLASS", str(tmp_path / "class.json"))
+    cf = parse_class(doc)
+    who = {"m": "alice", "cf": cf, "members": {m.name: m for m in cf.members}}
+    ex = ManualExecutor()
+    q = class_queue.class_queue(executor=ex)
+    q.close()  # the test ticks the queue itself
+    yield who, q, ex
+    class_queue.forget_queues()
+
+
+def _page(page: str, who: dict | None = None):
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
+    if who is not None:
+        from dpcore.classroom.signin import new_session
+
+        at.session_state["dpcore.member"] = new_session(who["cf"], who["members"][ALIAS[who["m"]]])
+    at.query_params["dataset"] = "digits"
+    at.run()
+    at.switch_page(page).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def _texts(at) -> str:
+    return html.unescape(" ".join([p.proto.text for p in at.get("progress")] + [c.value for c in at.caption]
+                    + [m.value for m in at.markdown]))
+
+
+def test_train_in_class_mode_queues_for_the_student_and_the_lecturer_cancels(classroom, runs_dir):
+    who, q, ex = classroom
+    q.submit([{"model": "pgm", "params": {"epochs": 1}, "data": {"dataset": "digits"}}],
+             runs_dir / "workspaces" / "student-02", "student-02")  # bob's job holds the one slot
+    q.tick()
+    at = _page("app_pages/train.py", who)
+    at.button(key="train.start").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    mine = q.jobs("student-01")
+    assert len(mine) == 1 and mine[0].state == "queued" and mine[0].kind == "training"
+    assert mine[0].root == "workspaces/student-01" and mine[0].steps  # the preview's steps, for the estimate
+    assert "queued, position 1 of 1" in _texts(at)
+    assert at.button(key="train.start").disabled  # one job at a time per session
+    assert len(ex.started) == 1  # nothing of alice's started: bob's job holds the slot
+
+    queue_page = _page("app_pages/queue.py", who)  # alice sees her job only
+    assert "student-02" not in _texts(queue_page)
+    assert [b.key for b in queue_page.button if b.key.startswith("queue.")] == [f"queue.cancel.{mine[0].id}"]
+
+    who["m"] = "lecturer"
+    lect = _page("app_pages/queue.py", who)
+    assert {f"queue.cancel.{j.id}" for j in q.jobs()} == {b.key for b in lect.button if b.key.startswith("queue.")}
+    lect.button(key=f"queue.cancel.{mine[0].id}").click().run()
+    assert q.get(mine[0].id).state == "cancelled" and q.get(mine[0].id).cancelled_by == "lecturer"
+
+
+def test_outside_class_mode_no_queue_is_made(runs_dir):
+    from dpcore.ui import class_queue
+
+    at = _page("app_pages/train.py")  # the single-user app: no member, no queue, no Ray
+    assert not class_queue._QUEUES and at.button(key="train.start")
+
+
+def test_story_pair_and_eps_sweep_are_queued_jobs_in_class_mode(classroom, runs_dir):
+    who, q, ex = classroom
+    who["m"] = "carol"
+    story = _page("app_pages/story.py", who)
+    story.button(key="story.train").click().run()
+    assert not story.exception, [e.value for e in story.exception]
+    runs = _page("app_pages/runs.py", who)
+    runs.multiselect(key="runs.sweep_eps").set_value([1.0, 5.0]).run()
+    runs.button(key="runs.sweep_start").click().run()
+    assert not runs.exception, [e.value for e in runs.exception]
+    jobs = {j.kind: j for j in q.jobs("student-03")}
+    assert set(jobs) == {"story", "eps-sweep"} and all(j.root == "workspaces/student-03" for j in jobs.values())
+    assert [c["model"] for c in jobs["story"].configs] == ["p3gm", "pgm"]
+    assert sorted(c["params"]["epsilon"] for c in jobs["eps-sweep"].configs) == [1.0, 5.0]
+    assert "position" in _texts(runs) and runs.button(key="runs.sweep_start").disabled
+    assert not list((runs_dir / "workspaces" / "student-03").glob("*/config.json"))  # nothing trained in here
+
+
+def test_class_mode_without_ray_says_so_in_one_line(monkeypatch):
+    import sys
+
+    from dpcore.errors import DPCoreError
+    from dpcore.runs.queue_ray import RayExecutor
+
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` fails as when it is not installed
+    with pytest.raises(DPCoreError, match="not installed") as exc:
+        RayExecutor()
+    assert "\n" not in str(exc.value)
+
+
+def test_an_unreachable_ray_is_tried_once_a_minute_not_on_every_page(runs_dir, monkeypatch):
+    from dpcore.errors import DPCoreError
+    from dpcore.runs import queue_ray
+    from dpcore.ui import class_queue
+
+    tries = []
+
+    def unreachable():
+        tries.append(1)
+        raise DPCoreError("Ray unreachable (test) — the training queue cannot start jobs")
+
+    monkeypatch.setattr(queue_ray, "RayExecutor", unreachable)
+    class_queue.forget_queues()
+    try:
+        for _ in range(3):
+            with pytest.raises(DPCoreError, match="unreachable"):
+                class_queue.class_queue()
+        assert len(tries) == 1
+    finally:
+        class_queue.forget_queues()
