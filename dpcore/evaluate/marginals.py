@@ -150,6 +150,14 @@ def _codes(col: _Column, bins: int) -> tuple[np.ndarray, np.ndarray, int]:
     return code(r), code(s), bins + 1 + len(col.atoms)
 
 
+def _number(v: float) -> str:
+    """A bin edge as people write it: 4,500 and 90,000 (not 4.5e+03), 0.25, 1.5e-05."""
+    v = float(v)
+    if v == 0 or 1e-3 <= abs(v) < 1e9:
+        return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.3g}"
+    return f"{v:.3g}"
+
+
 def _tvd(a: np.ndarray, b: np.ndarray, m: int) -> float:
     p = np.bincount(a, minlength=m) / max(len(a), 1)
     q = np.bincount(b, minlength=m) / max(len(b), 1)
@@ -228,8 +236,8 @@ def one_way_histogram(real: Dataset, synth: Dataset, column: str, bins: int = 20
         return {"bins": list(col.categories), "real": p, "synthetic": q, "atom": [False] * len(p), "tvd": tvd}
     lo, hi = col.bounds
     edges = np.linspace(lo, hi, bins + 1)
-    labels = [f"{edges[i]:.3g}–{edges[i + 1]:.3g}" for i in range(bins)] + ["missing"] + \
-             [f"= {a:.6g}" for a in col.atoms]
+    labels = [f"{_number(edges[i])}–{_number(edges[i + 1])}" for i in range(bins)] + ["missing"] + \
+             [f"= {_number(a)}" for a in col.atoms]
     # where each level sits on the axis: bins at their middle, an atom at its value (before the bin
     # it lies in), missing last
     place = [((edges[i] + edges[i + 1]) / 2, 1) for i in range(bins)] + [(np.inf, 2)] + \

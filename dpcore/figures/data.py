@@ -31,8 +31,10 @@ def one_way_figure(real: Dataset, synth: Dataset, column: str, bins: int = 20):
     title = f"{html_text(column)}: TVD {h['tvd']:.3f}"
     if any(h["atom"]):
         title += "<br><sup>hatched: rows exactly at that value (a point mass), apart from the bins</sup>"
-    fig.update_layout(barmode="group", title=title, yaxis_title="share of rows",
-                      xaxis_title=html_text(column), xaxis_type="category")
+    top = max(float(np.max(h["real"], initial=0)), float(np.max(h["synthetic"], initial=0)))
+    # explicit ranges: the browser's autorange left the hatched bars at both ends half outside
+    fig.update_layout(barmode="group", title=title, yaxis_title="share of rows", yaxis_range=[0, 1.08 * top or 1],
+                      xaxis_title=html_text(column), xaxis_type="category", xaxis_range=[-0.6, len(x) - 0.4])
     return fig
 
 
