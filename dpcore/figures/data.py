@@ -26,8 +26,9 @@ def one_way_figure(real: Dataset, synth: Dataset, column: str, bins: int = 20):
     h = one_way_histogram(real, synth, column, bins=bins)
     x = [html_text(v) for v in h["bins"]]  # category values come from the data: never markup
     hatch = ["/" if a else "" for a in h["atom"]]
-    fig = go.Figure([go.Bar(x=x, y=h["real"], name="real", marker_pattern_shape=hatch),
-                     go.Bar(x=x, y=h["synthetic"], name="synthetic", marker_pattern_shape=hatch)])
+    pattern = dict(shape=hatch, fillmode="overlay", fgcolor="white", solidity=0.3)  # solid bars, white hatch
+    fig = go.Figure([go.Bar(x=x, y=h["real"], name="real", marker_pattern=pattern),
+                     go.Bar(x=x, y=h["synthetic"], name="synthetic", marker_pattern=pattern)])
     title = f"{html_text(column)}: TVD {h['tvd']:.3f}"
     if any(h["atom"]):
         title += "<br><sup>hatched: rows exactly at that value (a point mass), apart from the bins</sup>"
