@@ -102,11 +102,12 @@ def _zeros_table(n=500, seed=0) -> pd.DataFrame:
                          "y": rng.choice(["0", "1"], n)})
 
 
-@pytest.mark.parametrize(("model", "params"), [("p3gm", {"epsilon": 4.0, "epochs": 5}), ("vae", {"epochs": 200})])
+@pytest.mark.parametrize(("model", "params"), [("pgm", {"epochs": 20}), ("vae", {"epochs": 200})])
 def test_neural_models_reproduce_the_share_of_zeros(model, params):
-    """With atoms the decoder learns the 36 % of exact zeros (P3GM at ε = 4: DP noise on 500 rows
-    moves ε = 1's share by ±0.1); without, a bin's uniform draw never lands on 0 (the test can
-    fail: it did before `numeric_atoms`)."""
+    """With atoms the decoder learns the 36 % of exact zeros; without, a bin's uniform draw never
+    lands on 0 (the test can fail: it did before `numeric_atoms`). PGM is P3GM's pipeline without
+    its noise: P3GM's share on 500 rows moves with its fresh DP noise (0.10–0.34 at ε = 4 in four
+    runs), so the private models are measured by bench/point_masses.py on larger tables."""
     from dpcore.models import make_model
 
     data = dataset_from_frame(_zeros_table(), target="y", types={"income": "numeric"},
