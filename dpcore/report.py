@@ -44,13 +44,15 @@ def utility(bundle: RunBundle, seed: int = 0):
 
 
 def marginals(bundle: RunBundle, max_columns: int = 20) -> dict:
-    """1-way TVD per column, 2-way TVD matrix + heatmap (train vs synthetic), and the stored numbers."""
+    """1-way TVD per column, 2-way TVD matrix + heatmap (train vs synthetic), the quality summary
+    built on them, and the stored numbers."""
+    from dpcore.evaluate.quality import quality_summary
     from dpcore.evaluate.scoring import marginal_numbers, score_marginals
     from dpcore.figures import two_way_heatmap
 
     m = score_marginals(bundle.synthetic, bundle.train, max_columns=max_columns)
     return {"one_way": m["one_way"], "tvd_1way": m["tvd_1way"], "tvd_2way": float(m["tvd_2way"]),
-            "heatmap": two_way_heatmap(m["matrix"]),
+            "heatmap": two_way_heatmap(m["matrix"]), "quality": quality_summary(m["one_way"], m["matrix"]),
             "numbers": marginal_numbers(m, per_column=not bundle.train.is_image)}
 
 

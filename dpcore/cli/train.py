@@ -247,7 +247,7 @@ def train_config(args):
 
 
 IMAGE_SETS = ("digits", "fashion-mnist", "mnist")
-TABLE_ONLY = ("numeric_bins", "tabular_heads")  # per-column heads of a table; an image has none
+TABLE_ONLY = ("numeric_bins", "numeric_atoms", "tabular_heads")  # per-column heads of a table; an image has none
 
 
 def check_train_args(args) -> None:

@@ -26,6 +26,27 @@ from dpcore.errors import DataError, InvalidParameter
 
 MISSING_MODES = ("indicator", "category")
 MISSING = "<missing>"
+ATOM_TOLERANCE = 2e-7   # a few float32 steps near 1: an encoded value this close to an atom is on it
+
+
+def atoms_of(spec) -> tuple:
+    """Encoded positions of a numeric column's atoms (point masses: an income of exactly 0, an
+    amount at its cap): its lower and upper bounds, and zero when it lies strictly inside them.
+
+    Why a fixed rule: these are functions of the public (declared or released) bounds alone, so a
+    model may give them a level of their own without reading anything off the rows; their shares
+    are then learned or measured under the model's budget like any other level."""
+    lo, hi = float(spec.lower), float(spec.upper)
+    atoms = [0.0, 1.0]
+    if lo < 0.0 < hi:
+        atoms.insert(1, (0.0 - lo) / (hi - lo))
+    return tuple(atoms)
+
+
+def atom_values(spec) -> tuple:
+    """The column values at `atoms_of(spec)`: (lower, upper) or (lower, 0, upper)."""
+    lo, hi = float(spec.lower), float(spec.upper)
+    return (lo, 0.0, hi) if lo < 0.0 < hi else (lo, hi)
 
 
 @dataclass(frozen=True)
@@ -45,7 +66,8 @@ class TabularEncoder:
     """encode(frame) -> (features float32 (n, d), labels int64 | None); decode inverts it.
 
     Decoding accepts continuous synthetic values: numbers are clipped to the bounds (integers
-    rounded, numeric columns rounded to their schema `decimals`), one-hot blocks take the argmax, indicators are thresholded at 0.5.
+    rounded, numeric columns rounded to their schema `decimals`; a value on an atom, `atoms_of`,
+    is written as the atom exactly), one-hot blocks take the argmax, indicators are thresholded at 0.5.
     """
 
     def __init__(self, schema: Schema, missing: str = "indicator"):
@@ -171,6 +193,9 @@ class TabularEncoder:
                 else:
                     lo, hi = float(spec.lower), float(spec.upper)
                     values = lo + np.clip(v, 0.0, 1.0) * (hi - lo)
+                    for pos, exact in zip(atoms_of(spec), atom_values(spec), strict=True):
+                        # a value a model put on an atom is that value, not 1e-7 off it (float32)
+                        values[np.abs(v - pos) <= ATOM_TOLERANCE] = exact
                     if spec.kind == "integer":
                         values = np.clip(np.round(values), np.ceil(lo), np.floor(hi))
                     elif getattr(spec, "decimals", None) is not None:  # the input's precision, not 12 decimals

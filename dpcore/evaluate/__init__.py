@@ -11,6 +11,7 @@ _EXPORTS = {
                "eps_from_errors", "gdp_delta", "ledger_gdp_mu", "tradeoff_eps_delta", "tradeoff_gdp"],
     "latent": ["ellipse_points", "pca_projection"],
     "marginals": ["one_way_histogram", "one_way_tvd", "two_way_tvd"],
+    "quality": ["quality_report", "quality_summary"],
     "attacks.result": ["AttackResult", "clopper_pearson", "empirical_eps"],
     "scoring": ["AttackScores", "evaluate_all", "score_attacks", "score_marginals", "score_utility"],
     "utility": ["UtilityResult", "utility_scores"],

@@ -10,6 +10,12 @@ numeric columns use the declared schema bounds when the schema exposes them, els
 min/max of both sets (an evaluation statistic, shown to whoever holds the real data anyway).
 Integer columns with at most 20 distinct values count as categorical.
 
+Atoms: a decoded numeric column with declared bounds also gets one level per atom
+(`dpcore.data.encoder.atom_values`: the bounds, and zero inside them), holding the rows exactly at
+that value, so a point mass (25 % of incomes exactly 0) is compared as a share of its own: a model
+that smears it over the first bin shows the gap, in the TVDs and in the 1-way bars ("= 0").
+An atom no row of either set holds is an empty level and changes nothing.
+
 Many columns (85 one-hot-decoded columns, 794 pixels): the pairs are capped to the `max_columns`
 columns whose real 2-way-binned marginal has the highest entropy (constant columns such as image
 borders give TVD 0 for every pair and would only dilute the mean); k columns give k(k − 1)/2 pairs.
@@ -36,6 +42,7 @@ class _Column:
     discrete: bool
     bounds: tuple[float, float] | None = None
     categories: list | None = None
+    atoms: tuple = ()  # values with a level of their own (decoded numerics with declared bounds)
 
 
 def _schema_bounds(ds: Dataset, col: str) -> tuple[float, float] | None:
@@ -84,12 +91,23 @@ def _columns(real: Dataset, synth: Dataset) -> list[_Column]:
         if num and pd.api.types.is_integer_dtype(r) and pd.api.types.is_integer_dtype(s):
             num = len(np.union1d(r.unique(), s.unique())) > DISCRETE_MAX_LEVELS
         if num:
+            bounds = _schema_bounds(real, str(c))
+            atoms = () if bounds is None else _atoms(*bounds)
             out.append(_Column(str(c), r.to_numpy(dtype=np.float64, na_value=np.nan),
-                               s.to_numpy(dtype=np.float64, na_value=np.nan), False, _schema_bounds(real, str(c))))
+                               s.to_numpy(dtype=np.float64, na_value=np.nan), False, bounds, atoms=atoms))
         else:
             order = [str(v) for v in r.cat.categories] if isinstance(r.dtype, pd.CategoricalDtype) else None
             out.append(_Column(str(c), _as_text(r), _as_text(s), True, categories=order))
     return out
+
+
+def _atoms(lo: float, hi: float) -> tuple:
+    """The atom values of a column declared on [lo, hi] (the encoder's public rule)."""
+    from types import SimpleNamespace
+
+    from dpcore.data.encoder import atom_values
+
+    return atom_values(SimpleNamespace(lower=lo, upper=hi)) if lo < hi else ()
 
 
 def _as_text(values) -> np.ndarray:
@@ -108,7 +126,8 @@ def _label_values(ds: Dataset) -> np.ndarray:
 
 
 def _codes(col: _Column, bins: int) -> tuple[np.ndarray, np.ndarray, int]:
-    """Integer codes 0..m−1 for both sets (missing values get their own code)."""
+    """Integer codes 0..m−1 for both sets (missing values get their own code, `bins`; atom j of a
+    numeric column the code bins + 1 + j)."""
     if col.discrete:
         r, s = col.real, col.synth  # already text (see _columns)
         seen = set(col.categories or [])
@@ -124,9 +143,19 @@ def _codes(col: _Column, bins: int) -> tuple[np.ndarray, np.ndarray, int]:
 
     def code(x):
         c = np.clip(np.floor((np.nan_to_num(x, nan=lo) - lo) / width * bins), 0, bins - 1).astype(np.int64)
+        for j, atom in enumerate(col.atoms):
+            c[x == atom] = bins + 1 + j
         return np.where(np.isnan(x), bins, c)
 
-    return code(r), code(s), bins + 1
+    return code(r), code(s), bins + 1 + len(col.atoms)
+
+
+def _number(v: float) -> str:
+    """A bin edge as people write it: 4,500 and 90,000 (not 4.5e+03), 0.25, 1.5e-05."""
+    v = float(v)
+    if v == 0 or 1e-3 <= abs(v) < 1e9:
+        return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.3g}"
+    return f"{v:.3g}"
 
 
 def _tvd(a: np.ndarray, b: np.ndarray, m: int) -> float:
@@ -193,8 +222,9 @@ def two_way_tvd(real: Dataset, synth: Dataset, bins: int = 5, max_columns: int =
 
 def one_way_histogram(real: Dataset, synth: Dataset, column: str, bins: int = 20) -> dict:
     """One decoded column's histogram, real vs synthetic: {"bins": labels (categories, or numeric bin
-    ranges), "real", "synthetic": shares per bin, "tvd"}; an empty "missing" bin is left out.
-    (Drawn by `dpcore.figures.data.one_way_figure`.)"""
+    ranges with each atom "= value" beside them, in the order of their values), "real",
+    "synthetic": shares per bin, "atom": whether each bin is an atom, "tvd"}; an empty "missing"
+    bin or atom is left out. (Drawn by `dpcore.figures.data.one_way_figure`.)"""
     col = next((c for c in _columns(real, synth) if c.name == column), None)
     if col is None:
         raise InvalidParameter(f"unknown column {column!r}")
@@ -203,11 +233,16 @@ def one_way_histogram(real: Dataset, synth: Dataset, column: str, bins: int = 20
     p = np.bincount(a, minlength=m) / len(a)
     q = np.bincount(b, minlength=m) / len(b)
     if col.discrete:
-        x = list(col.categories)
-    else:
-        lo, hi = col.bounds
-        edges = np.linspace(lo, hi, bins + 1)
-        x = [f"{edges[i]:.3g}–{edges[i + 1]:.3g}" for i in range(bins)] + ["missing"]
-        if p[-1] == 0 and q[-1] == 0:
-            x, p, q = x[:-1], p[:-1], q[:-1]
-    return {"bins": x, "real": p, "synthetic": q, "tvd": tvd}
+        return {"bins": list(col.categories), "real": p, "synthetic": q, "atom": [False] * len(p), "tvd": tvd}
+    lo, hi = col.bounds
+    edges = np.linspace(lo, hi, bins + 1)
+    labels = [f"{_number(edges[i])}–{_number(edges[i + 1])}" for i in range(bins)] + ["missing"] + \
+             [f"= {_number(a)}" for a in col.atoms]
+    # where each level sits on the axis: bins at their middle, an atom at its value (before the bin
+    # it lies in), missing last
+    place = [((edges[i] + edges[i + 1]) / 2, 1) for i in range(bins)] + [(np.inf, 2)] + \
+            [(a, 0) for a in col.atoms]
+    keep = [i for i in sorted(range(m), key=lambda i: place[i])
+            if i < bins or p[i] > 0 or q[i] > 0]
+    return {"bins": [labels[i] for i in keep], "real": p[keep], "synthetic": q[keep],
+            "atom": [i > bins for i in keep], "tvd": tvd}

@@ -16,16 +16,26 @@ from dpcore.text import html_text
 
 
 def one_way_figure(real: Dataset, synth: Dataset, column: str, bins: int = 20):
-    """Real vs synthetic histogram of one decoded column (categoricals as grouped bars), TVD in the title."""
+    """Real vs synthetic histogram of one decoded column (categoricals as grouped bars), TVD in the
+    title; a numeric column's atoms (rows exactly at a bound or at 0) are bars of their own, "= 0",
+    hatched, beside the bins."""
     import plotly.graph_objects as go
 
     from dpcore.evaluate.marginals import one_way_histogram
 
     h = one_way_histogram(real, synth, column, bins=bins)
     x = [html_text(v) for v in h["bins"]]  # category values come from the data: never markup
-    fig = go.Figure([go.Bar(x=x, y=h["real"], name="real"), go.Bar(x=x, y=h["synthetic"], name="synthetic")])
-    fig.update_layout(barmode="group", title=f"{html_text(column)}: TVD {h['tvd']:.3f}", yaxis_title="share of rows",
-                      xaxis_title=html_text(column), xaxis_type="category")
+    hatch = ["/" if a else "" for a in h["atom"]]
+    pattern = dict(shape=hatch, fillmode="overlay", fgcolor="white", solidity=0.3)  # solid bars, white hatch
+    fig = go.Figure([go.Bar(x=x, y=h["real"], name="real", marker_pattern=pattern),
+                     go.Bar(x=x, y=h["synthetic"], name="synthetic", marker_pattern=pattern)])
+    title = f"{html_text(column)}: TVD {h['tvd']:.3f}"
+    if any(h["atom"]):
+        title += "<br><sup>hatched: rows exactly at that value (a point mass), apart from the bins</sup>"
+    top = max(float(np.max(h["real"], initial=0)), float(np.max(h["synthetic"], initial=0)))
+    # explicit ranges: the browser's autorange left the hatched bars at both ends half outside
+    fig.update_layout(barmode="group", title=title, yaxis_title="share of rows", yaxis_range=[0, 1.08 * top or 1],
+                      xaxis_title=html_text(column), xaxis_type="category", xaxis_range=[-0.6, len(x) - 0.4])
     return fig
 
 
@@ -52,7 +62,8 @@ def _top(z) -> float:
 
 def shared_color_scale(figs: list) -> list:
     """Copies of side-by-side heatmaps on one colour scale: the same zmin/zmax (the range over all of
-    them) and a single colour bar (on the last), so equal colours mean equal values across panels."""
+    them), so equal colours mean equal values across panels; each keeps its colour bar (the same
+    bar on every panel: each reads alone, and the panels keep one width)."""
     import plotly.graph_objects as go
 
     out = [go.Figure(f) for f in figs]
@@ -64,9 +75,8 @@ def shared_color_scale(figs: list) -> list:
         return out
     lo, hi = (min(los) if los else 0.0), max(his)
     for t in traces:
-        t.update(zmin=lo, zmax=hi if hi > lo else lo + 1e-9)
-    for i, f in enumerate(out):
-        f.update_traces(showscale=i == len(out) - 1, selector=dict(type="heatmap"))
+        t.update(zmin=lo, zmax=hi if hi > lo else lo + 1e-9, showscale=True)
+        t.colorbar.update(title="TVD (shared scale)")
     return out
 
 

@@ -14,6 +14,12 @@ majority value and numerics get the conditional mean (too narrow). Each column h
   its edges come from the schema, not from the rows. `bins = 0`: a Gaussian with a learned σ (two
   outputs: mean, log σ), sampled as mean + σ·ε. The encoder clips to the bounds and rounds
   integers on decode.
+  Atoms (`atoms=True`, the default of the models' `numeric_atoms`): a binned numeric column's
+  softmax gets one more level per atom (`dpcore.data.encoder.atoms_of`: its bounds, and zero
+  inside them), so a point mass — 25 % of incomes exactly 0, amounts at a cap — is learned as its
+  own share and drawn as the exact value; a bin alone smears it over the bin, and a sigmoid or a
+  clip lands exactly on it almost never. The atoms are functions of the public bounds; integer
+  columns with one bin per value already hold every value exactly and get none.
 Images never get heads (pixels keep the model's `likelihood`). Sampling draws from the decoder's
 outputs with the caller's public seed: post-processing of the model, no privacy cost.
 """
@@ -24,6 +30,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 from torch import nn
+
+from dpcore.data.encoder import ATOM_TOLERANCE, atoms_of
 
 SOFTMAX, BINARY, GAUSSIAN, BINS = "softmax", "binary", "gaussian", "bins"
 LOG_SIGMA = (-4.0, 0.0)  # σ of a numeric column in [0.018, 1] of its [0, 1] range: bounded gradients
@@ -41,27 +49,36 @@ class Head:
     bins: int = 0  # BINS: bins of the [0, 1] value
     first: float = -1.0  # BINS of an integer column: the encoded value of its first integer (else −1)
     step: float = 0.0  # BINS: bin width in [0, 1] (integers: the encoded distance of one unit)
+    atoms: tuple = ()  # BINS: encoded positions with a level of their own, after the bins' levels
 
     @property
     def out_stop(self) -> int:
         if self.kind == GAUSSIAN:
             return self.out + 2
-        return self.out + (self.bins if self.kind == BINS else self.stop - self.start)
+        return self.out + (self.bins + len(self.atoms) if self.kind == BINS else self.stop - self.start)
 
     def bin_of(self, x: torch.Tensor) -> torch.Tensor:
-        """BINS: the bin index of encoded values x in [0, 1]."""
+        """BINS: the level of encoded values x in [0, 1] (a bin, or the atom x lies on)."""
         k = torch.round((x - self.first) / self.step) if self.first >= 0 else torch.floor(x / self.step)
-        return k.clamp(0, self.bins - 1).long()
+        k = k.clamp(0, self.bins - 1).long()
+        for j, atom in enumerate(self.atoms):
+            k = torch.where((x - atom).abs() <= ATOM_TOLERANCE, self.bins + j, k)
+        return k
 
     def bin_value(self, k: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """BINS: an encoded value inside bin k (integers: the value; else uniform in the bin)."""
+        """BINS: an encoded value at level k (integers: the value; an atom: the atom; else uniform
+        in the bin)."""
         if self.first >= 0:
             return self.first + k * self.step
-        return (k + rng.random(len(k))) * self.step
+        value = (np.minimum(k, self.bins - 1) + rng.random(len(k))) * self.step
+        for j, atom in enumerate(self.atoms):
+            value[k == self.bins + j] = atom
+        return value
 
 
-def _bins_head(spec, start: int, out: int, bins: int) -> Head:
-    """A BINS head over the declared range of `spec` (one bin per value for a short integer range)."""
+def _bins_head(spec, start: int, out: int, bins: int, atoms: bool = False) -> Head:
+    """A BINS head over the declared range of `spec` (one bin per value for a short integer range;
+    otherwise with `atoms`, one more level per atom of the column)."""
     import math
 
     lo, hi = float(spec.lower), float(spec.upper)
@@ -70,7 +87,7 @@ def _bins_head(spec, start: int, out: int, bins: int) -> Head:
         if values <= bins:
             return Head(BINS, start, start + 1, out, bins=values, first=(math.ceil(lo) - lo) / (hi - lo),
                         step=1.0 / (hi - lo))
-    return Head(BINS, start, start + 1, out, bins=bins, step=1.0 / bins)
+    return Head(BINS, start, start + 1, out, bins=bins, step=1.0 / bins, atoms=atoms_of(spec) if atoms else ())
 
 
 class TabularHeads:
@@ -83,9 +100,10 @@ class TabularHeads:
 
     @classmethod
     def for_data(cls, encoder, n_features: int, n_classes: int, label_weight: float = 1.0,
-                 bins: int = 0) -> TabularHeads | None:
+                 bins: int = 0, atoms: bool = False) -> TabularHeads | None:
         """Heads from a TabularEncoder's blocks (None for images or an encoder that does not lay
-        the features out block after block); numerics get `bins` bins, or a Gaussian when 0."""
+        the features out block after block); numerics get `bins` bins (and with `atoms` a level
+        per atom), or a Gaussian when 0."""
         blocks = getattr(encoder, "blocks", None)
         if blocks is None or getattr(encoder, "n_features", None) != n_features:
             return None
@@ -100,7 +118,8 @@ class TabularHeads:
                 kind = BINARY
             else:
                 kind = BINS if bins else GAUSSIAN
-            head = _bins_head(specs[b.column], b.start, out, bins) if kind == BINS else Head(kind, b.start, b.stop, out)
+            head = (_bins_head(specs[b.column], b.start, out, bins, atoms) if kind == BINS
+                    else Head(kind, b.start, b.stop, out))
             heads.append(head)
             pos, out = b.stop, head.out_stop
         if n_classes:
@@ -236,4 +255,5 @@ def _draw(logits: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 def _centres(h: Head) -> torch.Tensor:
     """BINS: the encoded value at the middle of each bin (integers: the values)."""
     k = torch.arange(h.bins, dtype=torch.float64)
-    return (h.first + k * h.step) if h.first >= 0 else (k + 0.5) * h.step
+    centres = (h.first + k * h.step) if h.first >= 0 else (k + 0.5) * h.step
+    return torch.cat([centres, torch.tensor(h.atoms, dtype=torch.float64)]) if h.atoms else centres

@@ -27,13 +27,11 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from dpcore.data.dataset import Dataset
+from dpcore.data.encoder import ATOM_TOLERANCE, atoms_of
 from dpcore.errors import InvalidParameter, RunError
 
 DECODE_MODES = ("uniform", "midpoint")
 LABEL = "__target"
-
-
-ATOM_TOLERANCE = 2e-7   # a few float32 steps near 1: an encoded value this close to an atom is on it
 
 
 @dataclass(frozen=True)
@@ -72,16 +70,6 @@ class Attr:
         if self.atoms:
             mask[self.levels()[1]] = True
         return mask
-
-
-def atoms_of(spec) -> tuple:
-    """Encoded positions of a numeric column's atoms: its lower and upper bounds, and zero when it
-    lies strictly inside them (all public: functions of the declared or released bounds)."""
-    lo, hi = float(spec.lower), float(spec.upper)
-    atoms = [0.0, 1.0]
-    if lo < 0.0 < hi:
-        atoms.insert(1, (0.0 - lo) / (hi - lo))
-    return tuple(atoms)
 
 
 class Discretizer:

@@ -46,6 +46,9 @@ TABULAR_HEADS_HELP = ("tables: 'per-column' splits the decoder output by the enc
 NUMERIC_BINS_HELP = ("per-column heads: a numeric column is a softmax over this many equal-width bins of its "
                      "declared range (an integer column with at most this many values: one bin per value), "
                      "sampled as a bin and a point in it; 0 = a Gaussian with a learned σ")
+NUMERIC_ATOMS_HELP = ("per-column heads with bins: each numeric column's bounds, and zero inside them, get a "
+                      "level of their own, learned as a share and drawn as the exact value (an income of exactly "
+                      "0, an amount at its cap); off = those values fall inside the first or last bin")
 TABLE_STEPS = 1000  # DP-SGD steps a table's auto epochs aim for (4 epochs of 4 000 rows: 54)
 MAX_AUTO_EPOCHS = 200
 
@@ -185,7 +188,8 @@ class NeuralSynthesizer(BaseSynthesizer):
         if getattr(self.config, "tabular_heads", "flat") == "per-column" and not data.is_image:
             self.heads = TabularHeads.for_data(data.encoder, self.n_features, self.n_classes,
                                                getattr(self.config, "label_weight", 1.0),
-                                               getattr(self.config, "numeric_bins", 0))
+                                               getattr(self.config, "numeric_bins", 0),
+                                               getattr(self.config, "numeric_atoms", False))
 
     def _rows(self, x) -> np.ndarray:
         X = model_matrix(x)[0] if isinstance(x, Dataset) else np.asarray(x, np.float32)

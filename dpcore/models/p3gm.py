@@ -61,7 +61,7 @@ class P3GM(NeuralSynthesizer):
     sweep_axes = {"epsilon": (0.5, 1.0, 2.0, 4.0), "encoder_share": (0.1, 0.3, 0.5)}
     variational = True
     legacy_defaults = {"pca_pool": 1, "mean_clip_norm": 1.0, "label_shares": "decoder", "tabular_heads": "flat",
-                       "category_shares": "decoder"}
+                       "category_shares": "decoder", "numeric_atoms": False}
 
     def __init__(self, config=None, **overrides):
         super().__init__(config, **overrides)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dpcore.models.neural import NUMERIC_BINS_HELP, TABULAR_HEADS_HELP
+from dpcore.models.neural import NUMERIC_ATOMS_HELP, NUMERIC_BINS_HELP, TABULAR_HEADS_HELP
 from dpcore.models.params import (
     REPRODUCIBLE_NOISE_HELP,
     ModelConfig,
@@ -51,6 +51,7 @@ class PGMConfig(ModelConfig):
     lr: float = positive(1e-3, "Adam learning rate")
     tabular_heads: str = hparam("per-column", TABULAR_HEADS_HELP, choices=("per-column", "flat"))
     numeric_bins: int = count(50, NUMERIC_BINS_HELP, low=0)
+    numeric_atoms: bool = hparam(True, NUMERIC_ATOMS_HELP)
     likelihood: str = hparam("gaussian", "decoder likelihood: 'gaussian' (squared error, the official code's; "
                              "measured best on Fashion-MNIST at ε = 1) or 'bernoulli' (cross-entropy)",
                              choices=("gaussian", "bernoulli"))

@@ -15,7 +15,7 @@ import torch
 from torch import nn
 
 from dpcore.models import networks
-from dpcore.models.neural import NUMERIC_BINS_HELP, TABULAR_HEADS_HELP, NeuralSynthesizer
+from dpcore.models.neural import NUMERIC_ATOMS_HELP, NUMERIC_BINS_HELP, TABULAR_HEADS_HELP, NeuralSynthesizer
 from dpcore.models.params import (
     REPRODUCIBLE_NOISE_HELP,
     ModelConfig,
@@ -45,6 +45,7 @@ class VAEConfig(ModelConfig):
     lr: float = positive(1e-3, "Adam learning rate")
     tabular_heads: str = hparam("per-column", TABULAR_HEADS_HELP, choices=("per-column", "flat"))
     numeric_bins: int = count(50, NUMERIC_BINS_HELP, low=0)
+    numeric_atoms: bool = hparam(True, NUMERIC_ATOMS_HELP)
     likelihood: str = hparam("bernoulli", "decoder likelihood: 'bernoulli' (cross-entropy) or 'gaussian' "
                                           "(squared error)", choices=("bernoulli", "gaussian"))
     recon_scale: float = positive(0.7071, "standard deviation of the Gaussian likelihood (0.707: plain squared error)")
@@ -74,7 +75,7 @@ class VAE(NeuralSynthesizer):
     private = False
     role = "ceiling"
     ceiling_of = "dp-vae"
-    legacy_defaults = {"tabular_heads": "flat"}
+    legacy_defaults = {"tabular_heads": "flat", "numeric_atoms": False}
 
     def _fit(self, run: FitRun) -> None:
         cfg, train = self.config, run.train

@@ -305,3 +305,53 @@ def test_runs_page_shows_a_finished_sweep(server, shots):
         _no_exception(page)
         page.get_by_text("Privacy–utility Pareto front").first.scroll_into_view_if_needed()
         page.screenshot(path=str(shots / "sweep.png"))
+
+
+def test_compare_on_a_table_shows_quality_and_point_masses(server, shots):
+    """Two tiny runs on a table whose income is 0 in a quarter of the rows, side by side on Compare's
+    Marginals tab: the quality summary beside TVD, income's "= 0" bar for real and synthetic, and
+    both 2-way heatmaps on one colour scale, each with its colour bar (screenshot compare_table.png)."""
+    import numpy as np
+
+    from dpcore.runs import RunConfig, train_run
+
+    url, runs = server
+    rng = np.random.default_rng(0)
+    n = 600
+    income = np.where(rng.random(n) < 0.25, 0, rng.integers(5_000, 90_000, n))
+    rows = [f"{a},{i},{r},{s}" for a, i, r, s in zip(rng.integers(18, 80, n), income,
+                                                      rng.choice(["north", "south", "east"], n),
+                                                      rng.choice(["yes", "no"], n))]
+    csv = runs.parent / "incomes.csv"
+    csv.write_text("age,income,region,smoker\n" + "\n".join(rows) + "\n")
+    data = {"csv": str(csv), "target": "smoker"}
+    tiny = {"epochs": 3, "hidden": 64, "warmup_steps": 50, "pca_dim": 3}
+    train_run(RunConfig("p3gm", {**tiny, "epsilon": 1.0}, data), runs, name="incomes-p3gm")
+    train_run(RunConfig("mst", {"epsilon": 1.0}, data), runs, name="incomes-mst")
+    with _data_page(url, height=2000, failure_shot=shots / "failure-compare-table.png") as page:
+        _idle(page)
+        _goto(page, "Compare")
+        page.get_by_label("Run", exact=True).click()
+        page.get_by_role("option", name=re.compile("incomes-p3gm")).click()
+        _idle(page)
+        page.get_by_label("Compare with (optional)").click()
+        page.get_by_role("option", name=re.compile("incomes-mst")).click()
+        _idle(page)
+        page.get_by_role("tab", name="Marginals").click()
+        page.get_by_text("Column pairs").first.wait_for()
+        for i in range(2):
+            page.get_by_label("Column (worst first)").nth(i).click()
+            page.get_by_role("option", name=re.compile(r"^income")).click()
+            _idle(page)
+        _clean(page)
+        assert page.locator("[data-testid='stMetric']", has_text="Quality").count() == 2
+        plots = page.evaluate("""() => [...document.querySelectorAll('.js-plotly-plot')].map(gd =>
+            [String((gd.layout.title || {}).text || ''), gd.data.length && gd.data[0].x ? gd.data[0].x[0] : null])""")
+        bars = [first for title, first in plots if "income: TVD" in title]
+        assert bars == ["= 0", "= 0"], plots
+        scales = page.evaluate("""() => [...document.querySelectorAll('.js-plotly-plot')].flatMap(gd =>
+            gd.data.filter(t => t.type === 'heatmap').map(t => [t.zmin, t.zmax, t.showscale !== false]))""")
+        assert len(scales) == 2 and scales[0] == scales[1] and scales[0][2], scales
+        page.mouse.move(5, 5)  # no tooltip over a title
+        page.wait_for_timeout(500)
+        page.screenshot(path=str(shots / "compare_table.png"))

@@ -292,7 +292,7 @@ def test_compare_page_with_runs(finished, monkeypatch):
     assert sum("Utility" in t for t in _titles(at)) == 2
     heat = [tr for fig in _figures(at) for tr in fig["data"] if "TVD" in str(tr.get("colorbar", ""))]
     assert len(heat) == 2 and heat[0]["zmax"] == heat[1]["zmax"] and heat[0]["zmin"] == heat[1]["zmin"]
-    assert [tr.get("showscale", True) for tr in heat] == [False, True]  # one colour bar for both
+    assert [tr.get("showscale", True) for tr in heat] == [True, True]  # the same colour bar on both
     assert any("K = " in c.value for c in at.caption)  # the latent caption names the prior's K
     at.radio(key="compare.latent_method").set_value("umap").run()  # slow: waits for its button
     assert not at.exception and "UMAP" in at.button(key="compare.umap_go").label

@@ -121,3 +121,17 @@ def test_synthetic_numbers_keep_the_inputs_precision():
     assert Schema.from_dict({"columns": [{"name": "v", "kind": "numeric", "lower": 0, "upper": 1}]}).columns[0].decimals is None
     with pytest.raises(InvalidParameter, match="decimals of column 'v'"):
         ColumnSpec("v", "numeric", 0.0, 1.0, decimals=-1)
+
+
+def test_atoms_are_public_functions_of_the_bounds_and_decode_exactly():
+    from dpcore.data.encoder import atom_values, atoms_of
+
+    spec = ColumnSpec("x", "numeric", -3.0, 7.0)
+    assert atoms_of(spec) == (0.0, 0.3, 1.0) and atom_values(spec) == (-3.0, 0.0, 7.0)
+    assert atoms_of(ColumnSpec("x", "numeric", 0.0, 7.0)) == (0.0, 1.0)
+    enc = TabularEncoder(Schema([spec]))
+    feats, _ = enc.encode(pd.DataFrame({"x": [-3.0, 0.0, 7.0, 0.3, 12.0]}))
+    assert feats.dtype == np.float32 and float(feats[1, 0]) != 0.3  # 0.3 is not a float32: decoded by tolerance
+    back = enc.decode(feats)["x"].tolist()
+    assert back[:3] == [-3.0, 0.0, 7.0] and back[4] == 7.0  # exactly, not 1e-7 off (12 clipped to the cap)
+    assert back[3] == pytest.approx(0.3, abs=1e-5) and back[3] != 0.0  # a value near an atom is not moved

@@ -226,5 +226,6 @@ def test_side_by_side_heatmaps_share_one_colour_scale():
     b = two_way_heatmap(pd.DataFrame([[0.0, 0.6], [0.6, 0.0]], columns=["x", "y"], index=["x", "y"]))
     left, right = shared_color_scale([a, b])
     assert (left.data[0].zmin, left.data[0].zmax) == (right.data[0].zmin, right.data[0].zmax) == (0, 0.6)
-    assert left.data[0].showscale is False and right.data[0].showscale is True
+    assert left.data[0].showscale is True and right.data[0].showscale is True  # the same bar on both
+    assert left.data[0].colorbar.title.text == "TVD (shared scale)"
     assert a.data[0].zmax == 0.1  # the cached originals are left alone
