@@ -5,8 +5,9 @@ and Queue pages, one student at a time) are timed.
 It checks what the issue asks: every job finishes, every run lands in its owner's workspace
 (BASE/workspaces/<name>) and nowhere else, and it reports the page response p50/p95/max while
 jobs run, the queue's wall time and each job's cost on Ray (seconds from start to result,
-worker start and imports included). Sign-in is patched in (a stand-in member per student); the
-queue, the executor and the pages are the real ones.
+worker start and imports included). The class file, the signed-in sessions (the record the sign-in
+form writes), the queue, the executor and the pages are the real ones; each student's training is
+submitted as the Train page's button submits it.
 
     .venv/bin/python bench/class_load.py [--students 30] [--cpus 2] [--json]
 """
@@ -19,7 +20,6 @@ import statistics
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -28,22 +28,18 @@ PAGES = ("app_pages/train.py", "app_pages/queue.py", "app_pages/story.py", "app_
          "app_pages/privacy.py", "app_pages/runs.py")  # each session opens on the Data page first
 
 
-@dataclass(frozen=True)
-class Member:  # the classroom's dpcore.classroom.Member: name and role
-    name: str
-    role: str = "student"
-
-
 def _percentile(xs: list[float], q: float) -> float:
     xs = sorted(xs)
     return xs[min(len(xs) - 1, max(0, int(round(q * (len(xs) - 1)))))]
 
 
-def _render(page: str) -> tuple[list[float], object]:
-    """A fresh browser session: the app's first page, then `page`; the seconds of each."""
+def _render(page: str, session) -> tuple[list[float], object]:
+    """A fresh browser session signed in as `session`'s member: the app's first page, then `page`;
+    the seconds of each."""
     from streamlit.testing.v1 import AppTest
 
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
+    at.session_state["dpcore.member"] = session
     at.query_params["dataset"] = "digits"
     t0 = time.perf_counter()
     at.run()
@@ -55,21 +51,24 @@ def _render(page: str) -> tuple[list[float], object]:
     return [t1 - t0, t2 - t1], at
 
 
-def run_load(students: int = 30, cpus: int = 2, base: Path | None = None, timeout: float = 1800) -> dict:
-    """Submit one small training per student, render pages until every job ended; the numbers."""
-    import dpcore.ui as ui
+def run_load(students: int = 30, cpus: int = 2, base: Path | None = None, timeout: float = 1800,
+             kdf: dict | None = None) -> dict:
+    """A class of `students` (a class file of hashed codes; `kdf` cheaper only in tests): one small
+    training per student in the queue, pages rendered until every job ended; the numbers."""
+    from dpcore.classroom.classfile import create_class, parse_class
+    from dpcore.classroom.signin import new_session
     from dpcore.runs import sweep_ray
     from dpcore.runs.queue_ray import RayExecutor
     from dpcore.ui import class_queue
 
     base = Path(base or tempfile.mkdtemp(prefix="class-load-"))
-    old_env = {k: os.environ.get(k) for k in ("DPCORE_RUNS_DIR",)}
-    os.environ["DPCORE_RUNS_DIR"] = str(base)
-    who = {"m": Member("lecturer", "lecturer")}
-    saved = {k: getattr(ui, k, None) for k in ("current_member", "runs_root")}
-    ui.current_member = lambda: who["m"]  # type: ignore[attr-defined]
-    ui.runs_root = lambda: base / "workspaces" / who["m"].name  # type: ignore[assignment]
-    names = [f"student{i:02d}" for i in range(students)]
+    doc, _ = create_class("load", students, **({"kdf": kdf} if kdf else {}))
+    (base / "class.json").write_text(json.dumps(doc))
+    cf = parse_class(doc)
+    old_env = {k: os.environ.get(k) for k in ("DPCORE_RUNS_DIR", "DPCORE_CLASS")}
+    os.environ["DPCORE_RUNS_DIR"], os.environ["DPCORE_CLASS"] = str(base), str(base / "class.json")
+    members = [m for m in cf.members if m.role == "student"]
+    names = [m.name for m in members]
     renders: list[float] = []
     try:
         t_ray = time.perf_counter()
@@ -77,16 +76,15 @@ def run_load(students: int = 30, cpus: int = 2, base: Path | None = None, timeou
         ray_start = time.perf_counter() - t_ray
         t0 = time.perf_counter()
         for n in names:  # what the Train page's button does for each signed-in student
-            who["m"] = Member(n)
             q.submit([JOB], base / "workspaces" / n, n, title="PGM training")
         submit_s = time.perf_counter() - t0
         i, seen_others = 0, 0
         while any(not j.ended for j in q.jobs()) and time.perf_counter() - t0 < timeout:
-            who["m"] = Member(names[i % students])
-            times, at = _render(PAGES[i % len(PAGES)])
+            member = members[i % students]
+            times, at = _render(PAGES[i % len(PAGES)], new_session(cf, member))
             renders += times
             if PAGES[i % len(PAGES)] == "app_pages/queue.py":  # a student's Queue page shows no one else
-                own = {f"queue.cancel.{j.id}" for j in q.jobs(who["m"].name)}
+                own = {f"queue.cancel.{j.id}" for j in q.jobs(member.name)}
                 seen_others += sum(str(b.key).startswith("queue.cancel.") and b.key not in own for b in at.button)
             i += 1
         wall = time.perf_counter() - t0
@@ -94,11 +92,6 @@ def run_load(students: int = 30, cpus: int = 2, base: Path | None = None, timeou
     finally:
         class_queue.forget_queues()
         sweep_ray.shutdown()
-        for k, v in saved.items():
-            if v is None:
-                delattr(ui, k)
-            else:
-                setattr(ui, k, v)
         for k, v in old_env.items():
             os.environ.pop(k, None) if v is None else os.environ.__setitem__(k, v)
     misplaced = 0
