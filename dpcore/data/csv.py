@@ -233,9 +233,9 @@ def dates_as_numbers(frame: pd.DataFrame, *, schema: Schema | None, types: dict 
     else:
         formats = {}
         for col in frame.columns:
-            if col == target or col in (bounds or {}) or col in (categories or {}):
-                continue
             declared = types.get(col)
+            if col == target or (col in (bounds or {}) and declared != "date") or col in (categories or {}):
+                continue  # a date column's declared bounds are day numbers (the editor converts them)
             if declared not in (None, "date"):
                 continue
             fmt = date_format(frame[col]) if _is_text(frame[col]) else None
