@@ -66,7 +66,7 @@ def schema_rows(frame: pd.DataFrame, target: str | None) -> pd.DataFrame:
             days = to_days(frame[name], fmt)
             first, last = from_days(np.array([np.nanmin(days), np.nanmax(days)]), fmt)
             rows.append({"column": name, "kind": DATE, "categories": "",
-                         "note": f"dates ({fmt}), {first} to {last} in the rows; declare bounds as YYYY-MM-DD"})
+                         "note": f"{first} to {last} in the rows (dates written {fmt})"})
             continue
         try:
             spec = infer_schema(frame[[name]], target=name if name == target else None).columns[0]
