@@ -137,7 +137,8 @@ def test_a_fresh_upload_estimates_its_bounds_with_dp_and_the_run_counts_them(run
     assert "ArrowInvalid" not in arrow_log.getvalue() and "unsuccessful" not in arrow_log.getvalue()
 
     # a run on that choice: its bounds are noisy (origin "dp"), one ledger record, inside its ε
-    run = train_run(RunConfig("mst", {"epsilon": 1.0}, choice), runs_dir, name="mst-dp-bounds")
+    tiny = {"epsilon": 1.0, "epochs": 1, "hidden": 8, "latent_dim": 2, "batch_size": 50}
+    run = train_run(RunConfig("dp-vae", tiny, choice), runs_dir, name="dp-vae-dp-bounds")
     model = run.load_model()
     assert {c.name: c.origin for c in model.template.schema.feature_columns if c.is_continuous} == \
         {"age": "dp", "income": "dp", "admit_date": "dp"}
