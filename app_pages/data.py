@@ -85,42 +85,39 @@ def _stored_form(current: dict) -> dict | None:
 
 def _bounds_mode(frame, edited, target, current: dict, digest: str) -> tuple[str, float]:
     """Where the bounds of columns without typed bounds come from: declared first, DP one click away
-    (its ε share said), the rows last and labelled. A fresh upload starts on DP where its size makes
-    DP bounds usable (dp_bounds_rows_needed), else on "declare them" with the reason."""
+    (its ε share said), the rows last and labelled. Every upload starts on DP (covered by ε): the
+    default is never a function of the private row count, which a run's settings would publish;
+    below the rows DP bounds need (dp_bounds_rows_needed) the page says so and asks to declare."""
     from dpcore.ui.schema_editor import BOUNDS_MODES, DECLARE, ESTIMATE, continuous_columns, dp_bounds_epsilon
     from dpcore.ui.schema_editor import dp_bounds_rows_needed as needs
 
-    every = continuous_columns(edited, target)
     typed = edited.set_index("column")["lower"].fillna("").astype(str).str.strip() != ""
-    left = [c for c in every if not typed[c]]
+    left = [c for c in continuous_columns(edited, target) if not typed[c]]
     b1, b2 = st.columns([3, 2])
     sigma = float(st.session_state.get("data.bounds_noise") or current.get("dp_bounds_noise") or 10.0)
-    needed = needs(len(every), sigma)
-    usable = len(frame) >= needed  # the default of this upload (its key): later edits keep the user's pick
     modes = list(BOUNDS_MODES)
     mode = b1.radio("Bounds of the numeric and date columns you did not declare", modes,
-                    format_func=BOUNDS_MODES.get, index=modes.index(ESTIMATE if usable else DECLARE),
-                    key=f"data.bounds_mode.{digest}",
+                    format_func=BOUNDS_MODES.get, index=modes.index(ESTIMATE), key=f"data.bounds_mode.{digest}",
                     help="Declared: public knowledge, no ε. Estimate with DP: a noisy histogram over a public "
                          "grid, one record in the run's ledger (part of its ε). Read from the rows: exact "
                          "min/max, NOT covered by ε (every view of the run says so).")
     noise = b2.number_input("Noise multiplier", 0.5, 100.0, sigma, 0.5, key="data.bounds_noise",
                             disabled=mode != ESTIMATE,
                             help="σ of the bounds' noisy histogram: larger spends less ε, needs more rows.")
+    needed = needs(len(left), float(noise))
     if not left:
         b1.caption("Every numeric and date column has declared bounds: nothing to estimate.")
     elif mode == ESTIMATE:
         eps = dp_bounds_epsilon(len(left), float(noise), 1e-5)
         b1.caption(f"DP bounds for {md(', '.join(left))}: ε ≈ {eps:.2f} of the run's budget (at δ = 1e-5), "
                    "recorded in its ledger; the models get the rest.")
-        if len(frame) < needs(len(left), float(noise)):
-            st.warning(f"{len(frame):,} rows is few for DP bounds at σ = {noise:g} (about "
-                       f"{needs(len(left), float(noise)):,} needed): the ends of a column are "
-                       "likely clipped, or the estimate refused. Declare the bounds instead.",
+        if len(frame) < needed:
+            st.warning(f"{len(frame):,} rows is too few for DP bounds at σ = {noise:g} (about {needed:,} needed): "
+                       "a column's ends would be clipped, or the estimate refused. Declare the bounds of "
+                       f"{md(', '.join(left))} (public knowledge), or choose another way.",
                        icon=":material/warning:")
-    elif mode == DECLARE and not usable:
-        b1.caption(f"{len(frame):,} rows is too few for DP bounds (about {needed:,} needed at σ = {sigma:g}): "
-                   f"declare the bounds of {md(', '.join(left))}.")
+    elif mode == DECLARE:
+        b1.caption(f"Type the bounds of {md(', '.join(left))} in the table above.")
     return mode, float(noise)
 
 

@@ -94,7 +94,9 @@ def continuous_columns(rows: pd.DataFrame, target: str | None) -> list[str]:
 
 
 def dp_bounds_rows_needed(columns: int, noise_multiplier: float) -> int:
-    """Rows from which DP bounds (dpcore.data.dp_bounds) are usable for `columns` columns.
+    """Rows from which DP bounds (dpcore.data.dp_bounds) are usable for `columns` columns: below it
+    the Data page warns and asks for declared bounds (it never changes its default on the private
+    row count, which the run's settings would publish).
 
     A power-of-two bin is kept when its noisy count clears τ = 3·σ·√k. A column spread over four
     such bins (ages 16–128, incomes' magnitudes) has 2τ rows in its average bin at 8τ rows: each
