@@ -83,8 +83,53 @@ def _stored_form(current: dict) -> dict | None:
     return next(t.choice for t in tables if t.token == token)
 
 
+def _bounds_mode(frame, edited, target, current: dict, digest: str) -> tuple[str, float]:
+    """Where the bounds of columns without typed bounds come from: declared first, DP one click away
+    (its ε share said), the rows last and labelled. Every upload starts on DP (covered by ε): the
+    default is never a function of the private row count, which a run's settings would publish;
+    below the rows DP bounds need (dp_bounds_rows_needed) the page says so and asks to declare."""
+    from dpcore.ui.schema_editor import BOUNDS_MODES, DECLARE, ESTIMATE, continuous_columns, dp_bounds_epsilon
+    from dpcore.ui.schema_editor import dp_bounds_rows_needed as needs
+
+    typed = edited.set_index("column")["lower"].fillna("").astype(str).str.strip() != ""
+    left = [c for c in continuous_columns(edited, target) if not typed[c]]
+    b1, b2 = st.columns([3, 2])
+    sigma = float(st.session_state.get("data.bounds_noise") or current.get("dp_bounds_noise") or 10.0)
+    modes = list(BOUNDS_MODES)
+    mode = b1.radio("Bounds of the numeric and date columns you did not declare", modes,
+                    format_func=BOUNDS_MODES.get, index=modes.index(ESTIMATE), key=f"data.bounds_mode.{digest}",
+                    help="Declared: public knowledge, no ε. Estimate with DP: a noisy histogram over a public "
+                         "grid, one record in the run's ledger (part of its ε). Read from the rows: exact "
+                         "min/max, NOT covered by ε (every view of the run says so).")
+    noise = b2.number_input("Noise multiplier", 0.5, 100.0, sigma, 0.5, key="data.bounds_noise",
+                            disabled=mode != ESTIMATE,
+                            help="σ of the bounds' noisy histogram: larger spends less ε, needs more rows.")
+    needed = needs(len(left), float(noise))
+    if not left:
+        b1.caption("Every numeric and date column has declared bounds: nothing to estimate.")
+    elif mode == ESTIMATE:
+        eps = dp_bounds_epsilon(len(left), float(noise), 1e-5)
+        b1.caption(f"DP bounds for {md(', '.join(left))}: ε ≈ {eps:.2f} of the run's budget (at δ = 1e-5), "
+                   "recorded in its ledger; the models get the rest.")
+        if len(frame) < needed:
+            st.warning(f"{len(frame):,} rows is too few for DP bounds at σ = {noise:g} (about {needed:,} needed): "
+                       "a column's ends would be clipped, or the estimate refused. Declare the bounds of "
+                       f"{md(', '.join(left))} (public knowledge), or choose another way.",
+                       icon=":material/warning:")
+    elif mode == DECLARE:
+        b1.caption(f"Type the bounds of {md(', '.join(left))} in the table above.")
+    return mode, float(noise)
+
+
 def _csv_form(current: dict) -> dict | None:
-    from dpcore.ui.schema_editor import EDITOR_KINDS, declared_from_edits, guess_target, schema_rows, target_problem
+    from dpcore.ui.schema_editor import (
+        EDITOR_KINDS,
+        ESTIMATE,
+        declared_from_edits,
+        guess_target,
+        schema_rows,
+        target_problem,
+    )
 
     limit_mb = ui.upload_limit_bytes() // 2**20
     up = st.file_uploader(f"CSV file (up to {limit_mb} MB, UTF-8, header row)", type=["csv", "txt", "tsv"],
@@ -120,35 +165,29 @@ def _csv_form(current: dict) -> dict | None:
     if why := target_problem(frame, target):
         st.error(md(why), icon=":material/error:")
         return None
-    st.markdown("**Schema** — edit kinds, drop columns, and declare public bounds / categories. Values "
-                "read from the data are *not* covered by ε; tick **public** once a range or category list "
-                "is public knowledge (e.g. age 0–120).")
+    st.markdown("**Schema** — edit kinds, drop columns, and **declare bounds** where a range is public "
+                "knowledge (age 0 to 120, dates as YYYY-MM-DD): declared bounds cost no ε. Tick **public** "
+                "when a category list is public too. The note shows each column's range in the rows, for "
+                "you only.")
     rows = schema_rows(frame, target)
     edited = st.data_editor(
         rows, key=f"data.schema.{digest}.{target}", hide_index=True, width="stretch",
-        disabled=["column", "note"],
+        disabled=["column", "note"], placeholder="—",
         column_config={
             "kind": st.column_config.SelectboxColumn("kind", options=list(EDITOR_KINDS), required=True,
                                                      help="drop: leave the column out of the table"),
-            "lower": st.column_config.NumberColumn("lower", help="Public lower bound (numeric)"),
-            "upper": st.column_config.NumberColumn("upper", help="Public upper bound (numeric)"),
+            "lower": st.column_config.TextColumn("lower", help="Public lower bound (a number, or a date as "
+                                                 "YYYY-MM-DD); empty: not declared"),
+            "upper": st.column_config.TextColumn("upper", help="Public upper bound (a number, or a date as "
+                                                 "YYYY-MM-DD); empty: not declared"),
             "categories": st.column_config.TextColumn("categories", help="Comma-separated levels"),
-            "public": st.column_config.CheckboxColumn("public", help="Bounds/categories are public"),
-            "note": st.column_config.TextColumn("note", help="What inference found, e.g. why a column is "
-                                                "proposed for dropping", width="large"),
+            "public": st.column_config.CheckboxColumn("public", help="The category list is public knowledge"),
+            "note": st.column_config.TextColumn("note", help="What inference found: the rows' range, why a "
+                                                "column is proposed for dropping", width="large"),
         })
     with st.expander("Raw rows (first 20)"):
         st.dataframe(frame.head(20), width="stretch")
-    b1, b2 = st.columns([3, 2])
-    dp_bounds = b1.radio(
-        "Bounds of numeric columns not ticked public", ["read from the rows", "estimate with DP"],
-        key="data.bounds_mode", horizontal=True,
-        help="Read from the rows: exact min/max, NOT covered by ε. Estimate with DP: a noisy histogram "
-             "over a public grid, recorded in the run's ledger (part of ε); the kinds shown are then "
-             "declared as public.") == "estimate with DP"
-    noise = b2.number_input("Noise multiplier", 0.5, 100.0, float(current.get("dp_bounds_noise") or 10.0), 0.5,
-                            key="data.bounds_noise", disabled=not dp_bounds,
-                            help="σ of the bounds' noisy histogram: larger spends less ε, needs more rows.")
+    mode, noise = _bounds_mode(frame, edited, target, current, digest)
     c1, c2 = st.columns(2)
     test_size = c1.slider("Test share", 0.05, 0.5, float(current.get("test_size", 0.2)), 0.05,
                           key="data.csv_test_size")
@@ -160,7 +199,7 @@ def _csv_form(current: dict) -> dict | None:
     if not st.button("Use this table", type="primary", key="data.use_csv"):
         return None
     try:
-        declared = declared_from_edits(rows, edited, target, dp_bounds)
+        declared = declared_from_edits(rows, edited, target, mode)
     except DPCoreError as exc:
         st.error(md(exc), icon=":material/error:")
         return None
@@ -174,7 +213,9 @@ def _csv_form(current: dict) -> dict | None:
     choice.update(declared)
     if delimiter == ",":
         choice.pop("delimiter")
-    if dp_bounds:
+    estimated = [c for c, k in declared.get("types", {}).items()
+                 if k in ("numeric", "integer", "date") and c not in declared.get("bounds", {})]
+    if mode == ESTIMATE and estimated:
         choice["dp_bounds_noise"] = float(noise)
     return choice
 
@@ -260,4 +301,4 @@ with t3:
         spec = pd.DataFrame([c.to_dict() for c in train.schema.columns])
         if "categories" in spec:  # levels of mixed types (1, "a") are text here, never an Arrow error
             spec["categories"] = [", ".join(map(str, v)) if isinstance(v, list) else "" for v in spec["categories"]]
-        st.dataframe(spec, width="stretch", hide_index=True)
+        st.dataframe(spec, width="stretch", hide_index=True, placeholder="—")

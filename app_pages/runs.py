@@ -1,6 +1,7 @@
 """Runs: every run ever trained, what to do with one, ε sweeps and the privacy–utility curve."""
 from __future__ import annotations
 
+import math
 import time
 from pathlib import Path
 
@@ -23,6 +24,63 @@ from dpcore.ui.story_job import current_job  # noqa: E402
 if (story_job := current_job()) is not None and story_job.is_alive():  # the Story's one job, while it runs
     text, frac = story_job.progress()
     st.progress(frac, text=md(f"Story job: {text}"))
+
+
+def _preprocessing_covered(path: Path, model: str) -> bool:
+    """Did the run's model take only declared or DP bounds and categories (its saved template says)?"""
+    from dpcore.models.saved import read_model_meta
+
+    try:
+        return bool(read_model_meta(path / "model", model)["template"].get("preprocessing_private", True))
+    except DPCoreError:
+        return True  # an unreadable model is reported where it is opened
+
+
+def _usefulness(name: str, path: Path) -> None:
+    """Usefulness evidence covered by ε for the shareable release: a classifier trained on the
+    synthetic rows, its held-out accuracy released as noisy counts with its own ledger record
+    (dpcore.runs.released_score); refused with one line where a run cannot take one."""
+    from dpcore.runs import Run
+    from dpcore.runs.evaluation import load_evaluation
+    from dpcore.runs.released_score import DEFAULT_SCORE_EPSILON, describe, release_score, score_refusal, stored_score
+
+    run = Run(path)
+    if math.isinf(run.epsilon):
+        st.caption("Usefulness covered by ε: not for this run (ε = ∞, nothing it releases is covered).")
+        return
+    with ui.guard():
+        found = stored_score(run, load_evaluation(path))
+        if found is not None:
+            text, note = describe(*found)
+            st.success(f"**In the shareable release:** {md(text)}", icon=":material/verified:")
+            st.caption(f"{md(note)} The run's ε, {run.epsilon:.2f}, includes it.")
+            return
+        e1, e2 = st.columns([1, 3], vertical_alignment="bottom")
+        eps = e1.number_input("ε of the score", min_value=0.01, max_value=10.0, value=DEFAULT_SCORE_EPSILON,
+                              step=0.05, format="%.2f", key="runs.score_eps",
+                              help="Spent on top of the training on the held-out rows; on a file's keyed split it "
+                                   "composes in parallel with the training (each person is on one side).")
+        if not e2.button(f"Add a usefulness score covered by ε (ε = {eps:g})", icon=":material/add_chart:",
+                         key="runs.release_score",
+                         help="Trains a classifier on the synthetic rows and releases its accuracy on the "
+                              "held-out people with Gaussian noise, recorded in the run's ledger"):
+            return
+        before = run.epsilon
+        with st.status("Adding a usefulness score covered by ε…", expanded=True) as box:
+            st.write("Loading the run and its synthetic rows…")
+            bundle = ui.bundle(name)
+            if why := score_refusal(bundle):
+                box.update(label="No usefulness score added", state="error")
+                st.error(md(why), icon=":material/block:")
+                return
+            st.write("Training a classifier on the synthetic rows, counting right and wrong on held-out people…")
+            out = release_score(path, eps, bundle=bundle)
+            box.update(label=f"Usefulness score released (ε = {out['epsilon']:.2g}); the run's ε is now "
+                             f"{out['run_epsilon']:.2f} (was {before:.2f})", state="complete", expanded=False)
+        st.session_state.pop("runs.report", None)  # a release built before lacks the score
+        st.rerun()
+
+
 summaries = ui.run_summaries()
 if not summaries:
     st.info("No runs yet. Train one on the **Train** page.", icon=":material/info:")
@@ -83,6 +141,10 @@ else:
                           file_name=f"{name}-config.json", mime="application/json", icon=":material/download:",
                           key="runs.dl_config", on_click="ignore")
     has_model = s.status in ("done", "stopped") and (path / "model" / "model.json").is_file()
+    if has_model and not _preprocessing_covered(path, s.model):
+        st.warning("Preprocessing not covered by ε: this run's bounds or category lists were read from the "
+                   "private rows (its releases say so). Declare them, or estimate bounds with DP, on the Data "
+                   "page for a run that is covered.", icon=":material/warning:")
     if has_model:
         b.download_button("Synthetic data (CSV)", lambda: ui.synthetic_csv(*ui.key(name)),
                           file_name=f"{name}-synthetic.csv", mime="text/csv", icon=":material/download:",
@@ -109,6 +171,8 @@ else:
                               on_click="ignore")
             if rep[1] == "private":
                 d.caption("Private: contains data not covered by ε. Do not share.")
+        _usefulness(name, path)
+
     def _rename(path: Path, new: str) -> None:
         from dpcore.runs import rename_run
 

@@ -149,12 +149,24 @@ def cell(v, decimals: int | None = None) -> str:
     return fmt(v)
 
 
+def shown_decimals(spec) -> int | None:
+    """The decimals a column's numbers are shown with: its own (declared, or as the file writes them),
+    else about three significant digits of its public range (declared or DP bounds: a function of
+    the bounds, never of the rows), so age 0–120 reads 32, not 32.1933; None: not a number column."""
+    if getattr(spec, "decimals", None) is not None:
+        return spec.decimals
+    lo, hi = getattr(spec, "lower", None), getattr(spec, "upper", None)
+    if getattr(spec, "kind", None) != "numeric" or lo is None or hi is None or not float(hi) > float(lo):
+        return None
+    return max(0, 3 - math.ceil(math.log10(float(hi) - float(lo))))
+
+
 def rows_table(frame, max_rows: int = TABLE_ROWS, schema=None) -> str:
     """The first rows of a DataFrame as an escaped HTML table (column names and values are data);
-    numbers in their column's declared precision when `schema` gives one."""
+    numbers in their column's precision when `schema` gives one (`shown_decimals`)."""
     decimals = {}
     if schema is not None:
-        decimals = {c.name: c.decimals for c in schema.columns if getattr(c, "decimals", None) is not None}
+        decimals = {c.name: d for c in schema.columns if (d := shown_decimals(c)) is not None}
     places = [decimals.get(c) for c in frame.columns]
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in frame.columns)
     body = "".join("<tr>" + "".join(f"<td>{cell(v, d)}</td>" for v, d in zip(row, places)) + "</tr>"

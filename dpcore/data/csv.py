@@ -98,8 +98,11 @@ def read_bytes(source: Any, max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[bytes, 
 
 
 def parse_csv(source: Any, *, delimiter: str = ",", max_bytes: int = DEFAULT_MAX_BYTES,
-              max_rows: int | None = None, max_columns: int | None = None) -> pd.DataFrame:
+              max_rows: int | None = None, max_columns: int | None = None, name: str | None = None) -> pd.DataFrame:
     """Raw text table (object columns, values as written) after the structural checks.
+
+    name: the table's name in error messages (a stored upload's is the name its owner gave it,
+    never the content-hashed file it is kept as); default the file's own name.
 
     max_rows / max_columns: hard caps on the shape (default: $DPCORE_MAX_ROWS / $DPCORE_MAX_COLUMNS,
     else 2 000 000 rows and 10 000 columns), checked on the header and while rows are counted,
@@ -108,7 +111,8 @@ def parse_csv(source: Any, *, delimiter: str = ",", max_bytes: int = DEFAULT_MAX
     if not isinstance(delimiter, str) or len(delimiter) != 1 or delimiter in "\"\r\n":
         raise InvalidParameter(f"delimiter must be one character (not a quote or newline), got {delimiter!r}")
     cap_rows, cap_cols = shape_caps(max_rows, max_columns)
-    data, name = read_bytes(source, max_bytes)
+    data, found = read_bytes(source, max_bytes)
+    name = name or found
     if not data.strip():
         raise DataError(f"{name} is empty")
     try:
@@ -233,9 +237,9 @@ def dates_as_numbers(frame: pd.DataFrame, *, schema: Schema | None, types: dict 
     else:
         formats = {}
         for col in frame.columns:
-            if col == target or col in (bounds or {}) or col in (categories or {}):
-                continue
             declared = types.get(col)
+            if col == target or (col in (bounds or {}) and declared != "date") or col in (categories or {}):
+                continue  # a date column's declared bounds are day numbers (the editor converts them)
             if declared not in (None, "date"):
                 continue
             fmt = date_format(frame[col]) if _is_text(frame[col]) else None
@@ -343,7 +347,8 @@ def read_csv(source: Any, *, target: str | None = None, delimiter: str = ",", ty
         for nullable categorical columns).
     drop: columns to ignore (identifiers, free text).
     """
-    frame = parse_csv(source, delimiter=delimiter, max_bytes=max_bytes, max_rows=max_rows, max_columns=max_columns)
+    frame = parse_csv(source, delimiter=delimiter, max_bytes=max_bytes, max_rows=max_rows, max_columns=max_columns,
+                      name=name)
     if drop:
         unknown = [c for c in drop if c not in frame.columns]
         if unknown:

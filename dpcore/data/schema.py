@@ -268,8 +268,9 @@ def infer_schema(frame: pd.DataFrame, *, target: str | None = None, types: dict 
             miss = is_missing(frame[name])
             guess = infer_kind(frame[name]) if not declared or name == target else None
         kind = kind or guess
-        if name == target and kind == "numeric":
-            kind = "integer" if guess == "integer" else "categorical"
+        whole = name == target and guess == "integer" and kind in ("numeric", "integer")
+        if name == target and kind in ("numeric", "integer"):  # a target is a class, never a number:
+            kind = "categorical"                                 # 0/1 is two classes (levels kept as ints)
         may_miss = False if name == target else bool(nullable.get(name, True) if declared else miss.any())
         spec = ColumnSpec(name=name, kind=kind, nullable=may_miss, origin="declared" if declared else "data")
         if kind in ("numeric", "integer") and name != target:
@@ -298,7 +299,7 @@ def infer_schema(frame: pd.DataFrame, *, target: str | None = None, types: dict 
             if len(levels) > max_levels:
                 raise DataError(f"column {name!r} has {len(levels)} distinct values, too many for a "
                                 f"categorical column (limit {max_levels}); drop it or declare it numeric")
-            levels = [int(v) if kind == "integer" else _plain(v) for v in levels]
+            levels = [int(v) if kind == "integer" or whole else _plain(v) for v in levels]
             spec = replace(spec, categories=sorted(levels, key=_sort_key), origin="data")
         specs.append(spec)
     return Schema(specs, target=target)

@@ -36,6 +36,26 @@ def score_partition(ledger, test) -> str | None:
     return "heldout"
 
 
+def score_refusal(bundle) -> str | None:
+    """Why this run's release cannot take a usefulness score (None when it can), said in one line
+    before any classifier is trained: an image run, no target, no held-out rows, or one already
+    released (a second would spend its own ε on top; the run keeps the first)."""
+    if bundle.train.is_image:
+        return ("a usefulness score is for tables: an image run has no held-out table to classify "
+                "(its release shows sample images)")
+    if bundle.train.labels is None or bundle.test is None or bundle.test.labels is None:
+        return ("the run has no target column: a usefulness score predicts one; choose a target on the Data "
+                "page and train again" if bundle.train.labels is None else
+                "the run has no held-out rows (test size 0); a usefulness score needs them")
+    from dpcore.runs.evaluation import load_evaluation
+
+    found = stored_score(bundle.run, load_evaluation(bundle.run.path))
+    if found is not None:
+        return (f"this run's release already has a usefulness score (ε = {found[1]:.2g}); a second one would "
+                "add its own ε to the run's")
+    return None
+
+
 def release_score(run_dir, epsilon: float = DEFAULT_SCORE_EPSILON, *, classifier: str = SCORE_CLASSIFIER,
                   seed: int = 0, bundle=None) -> dict:
     """Score the run's synthetic rows on its held-out rows, release the noisy counts at `epsilon`
@@ -59,8 +79,8 @@ def release_score(run_dir, epsilon: float = DEFAULT_SCORE_EPSILON, *, classifier
     ledger = run.ledger()
     if ledger.selection is not None:
         raise InvalidParameter("a run released by private selection takes no more records")
-    if b.test is None:
-        raise InvalidParameter("the run has no held-out rows (test size 0); a usefulness score needs them")
+    if why := score_refusal(b):
+        raise InvalidParameter(why)
     delta = check.delta
     z = calibrate_gaussian(eps, delta)
     partition = score_partition(ledger, b.test)

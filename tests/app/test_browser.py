@@ -262,6 +262,8 @@ def test_markup_from_data_is_never_rendered(server, tmp_path):
         page.locator("[data-testid='stFileUploaderDropzoneInput']").set_input_files(str(csv))
         page.get_by_role("button", name="Use this table").wait_for()
         _idle(page)
+        page.get_by_text("read from the rows (not covered by ε)").click()  # the column's name in the warning
+        _idle(page)
         page.get_by_role("button", name="Use this table").click()
         page.wait_for_selector("h3:has-text('Active dataset: markup.csv')")
         _idle(page)

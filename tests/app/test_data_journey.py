@@ -93,3 +93,60 @@ def test_bad_files_are_named_by_the_users_file(runs_dir, data, message):
     assert len(errors) == 1 and message in errors[0], errors
     assert "tmp" not in errors[0]
     assert at.subheader[0].value == "Active dataset: digits"
+
+
+@pytest.fixture
+def arrow_log():
+    """What Streamlit logs when a frame it draws is not Arrow-compatible (mixed types in a column)."""
+    import io
+    import logging
+
+    import streamlit.dataframe_util as du
+
+    buffer, level = io.StringIO(), du._LOGGER.level
+    handler = logging.StreamHandler(buffer)
+    du._LOGGER.addHandler(handler)
+    du._LOGGER.setLevel(logging.INFO)
+    yield buffer
+    du._LOGGER.removeHandler(handler)
+    du._LOGGER.setLevel(level)
+
+
+def test_a_fresh_upload_estimates_its_bounds_with_dp_and_the_run_counts_them(runs_dir, arrow_log):
+    from dpcore.privacy import accountant as acc
+    from dpcore.privacy.ledger import PrivacyLedger
+    from dpcore.runs import RunConfig, train_run
+
+    at = _app(dataset="digits")
+    _upload(at, "patients.csv", _csv())
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    editor = next(d for d in at.dataframe if (d.key or "").startswith("data.schema."))
+    rows = editor.value.set_index("column")
+    assert editor.proto.placeholder == "—"  # an empty bound reads "—", never a greyed "None"
+    assert rows["lower"].isna().all() and rows.loc["age", "note"].endswith("in the rows")
+    assert rows.loc["target", "kind"] == "categorical" and rows.loc["target", "categories"] == "0, 1"
+    mode = next(r for r in at.radio if r.key.startswith("data.bounds_mode."))
+    assert mode.value == "dp"  # the default, covered by ε; 600 rows for three columns is enough (no warning)
+    assert not [w.value for w in at.warning if "too few for DP bounds" in w.value]
+    share = next(c.value for c in at.caption if c.value.startswith("DP bounds for"))
+    assert "age, income, admit_date: ε ≈ 0.38 of the run's budget" in html.unescape(share)
+    at.button(key="data.use_csv").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    choice = at.session_state["dpcore.data"]
+    assert choice["dp_bounds_noise"] == 10.0 and "bounds" not in choice
+    assert choice["types"] == {"age": "integer", "income": "integer", "admit_date": "date"}
+    assert "ArrowInvalid" not in arrow_log.getvalue() and "unsuccessful" not in arrow_log.getvalue()
+
+    # a run on that choice: its bounds are noisy (origin "dp"), one ledger record, inside its ε
+    tiny = {"epsilon": 1.0, "epochs": 1, "hidden": 8, "latent_dim": 2, "batch_size": 50}
+    run = train_run(RunConfig("dp-vae", tiny, choice), runs_dir, name="dp-vae-dp-bounds")
+    model = run.load_model()
+    assert {c.name: c.origin for c in model.template.schema.feature_columns if c.is_continuous} == \
+        {"age": "dp", "income": "dp", "admit_date": "dp"}
+    assert model.template.schema.data_derived == ["region", "target"]  # category lists not ticked public
+    ledger = run.ledger()
+    bounds = [r for r in ledger if r.name == "preprocessing: noisy bounds"]
+    assert len(bounds) == 1 and bounds[0].noise == "secret" and bounds[0].noise_multiplier == 10.0
+    without = PrivacyLedger([r for r in ledger if r.name != "preprocessing: noisy bounds"])
+    assert run.epsilon == pytest.approx(acc.epsilon(ledger, run.delta)) == pytest.approx(1.0, rel=0.02)
+    assert acc.epsilon(without, run.delta) < run.epsilon - 0.05  # the bounds' share is part of ε = 1

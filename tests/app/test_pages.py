@@ -122,6 +122,16 @@ def test_data_page_csv_with_schema(runs_dir):
     at.file_uploader(key="data.upload").set_value(("people.csv", "\n".join(lines).encode(), "text/csv")).run()
     assert not at.exception and not at.error
     assert at.selectbox(key="data.target").value == "label"
+    mode = next(r for r in at.radio if r.key.startswith("data.bounds_mode."))
+    assert mode.value == "dp"  # the default is covered by ε whatever the (private) row count…
+    warning = html.unescape(next(w.value for w in at.warning if "too few for DP bounds" in w.value))
+    assert "120 rows" in warning and "Declare the bounds of age, income" in warning  # …and 120 rows are few
+    mode.set_value("declare").run()
+    at.button(key="data.use_csv").click().run()
+    assert [html.unescape(e.value) for e in at.error] == [
+        "declare the bounds of 'age', 'income' (public knowledge, e.g. age 0 to 120), or choose \"estimate with "
+        "DP (covered by ε)\" or \"read from the rows (not covered by ε)\""]
+    mode.set_value("rows").run()  # the last choice, and labelled wherever the data is shown
     at.button(key="data.use_csv").click().run()
     assert not at.exception and not at.error
     assert html.unescape(at.subheader[0].value) == "Active dataset: people.csv"
@@ -140,7 +150,7 @@ def test_data_page_csv_with_dp_bounds(runs_dir):
     at = _app()
     at.segmented_control(key="data.source").set_value("Upload a CSV").run()
     at.file_uploader(key="data.upload").set_value(("people.csv", "\n".join(lines).encode(), "text/csv")).run()
-    at.radio(key="data.bounds_mode").set_value("estimate with DP").run()
+    next(r for r in at.radio if r.key.startswith("data.bounds_mode.")).set_value("dp").run()
     at.number_input(key="data.bounds_noise").set_value(2.0).run()
     at.button(key="data.use_csv").click().run()
     assert not at.exception and not at.error

@@ -262,3 +262,22 @@ def test_budget_bars_are_one_per_mechanism():
     out = _grouped(rows)
     assert [r["name"] for r in out] == ["aim: marginals (×9)", "dataset-size"]
     assert out[0]["share"] == pytest.approx(0.9) and out[0]["steps"] == 9
+
+
+def test_numbers_without_a_written_precision_show_three_digits_of_their_public_range():
+    """Declared or DP bounds carry no precision (it would be read off the rows): the release shows
+    about three significant digits of the public range instead of 32.1933 or 1.728e+04."""
+    import pandas as pd
+
+    from dpcore.data.schema import ColumnSpec, Schema
+    from dpcore.release import rows_table, shown_decimals
+
+    schema = Schema([ColumnSpec("age", "numeric", 0, 120), ColumnSpec("bmi", "numeric", 10, 60),
+                     ColumnSpec("income", "numeric", 0, 131072), ColumnSpec("rate", "numeric", 0, 0.05),
+                     ColumnSpec("fee", "numeric", 0, 100, decimals=2), ColumnSpec("city", "categorical",
+                                                                                   categories=["a"])])
+    assert [shown_decimals(c) for c in schema.columns] == [0, 1, 0, 4, 2, None]
+    frame = pd.DataFrame({"age": [32.1933], "bmi": [23.4567], "income": [17280.4], "rate": [0.012345],
+                          "fee": [3.5], "city": ["a"]})
+    cells = re.findall(r"<td>([^<]*)</td>", rows_table(frame, schema=schema))
+    assert cells == ["32", "23.5", "17280", "0.0123", "3.50", "a"]

@@ -130,6 +130,25 @@ def test_split_that_does_not_keep_rows_apart_composes_sequentially(run):
     assert score_partition(marked, keyed) == "heldout"
 
 
+def test_a_second_score_is_refused_before_any_work(run):
+    release_score(run.path, 0.2)
+    n, eps = len(run.ledger()), run.epsilon
+    with pytest.raises(InvalidParameter, match=r"already has a usefulness score \(ε = 0.2\)"):
+        release_score(run.path, 0.2)
+    assert len(run.ledger()) == n and run.epsilon == pytest.approx(eps)
+
+
+def test_runs_without_a_table_target_are_refused_with_one_line():
+    from types import SimpleNamespace
+
+    from dpcore.runs.released_score import score_refusal
+
+    image = SimpleNamespace(train=SimpleNamespace(is_image=True, labels=[0]), test=None)
+    assert "image run" in score_refusal(image)
+    untargeted = SimpleNamespace(train=SimpleNamespace(is_image=False, labels=None), test=None)
+    assert "no target column" in score_refusal(untargeted) and "\n" not in score_refusal(untargeted)
+
+
 def test_score_epsilon_is_checked(run):
     for bad in (0, -1, float("nan"), float("inf")):
         with pytest.raises(InvalidParameter):

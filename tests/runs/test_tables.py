@@ -56,3 +56,16 @@ def test_an_edited_choice_pointing_outside_the_uploads_is_never_used(tmp_path):
     raw["choice"] = {"csv": raw["choice"]["csv"], "evil": "__import__('os')"}
     path.write_text(json.dumps(raw))
     assert stored_tables(tmp_path) == []
+
+
+@pytest.mark.parametrize("content, message", [
+    (b"\x89PNG\x00binary", "people.csv is not UTF-8 text"),
+    (CSV + b"1,2\n", "people.csv: data row 41 has 2 fields"),
+])
+def test_errors_on_a_stored_table_name_the_users_file_never_the_stored_one(tmp_path, content, message):
+    from dpcore.runs.config import DataConfig
+
+    stored = store_upload(tmp_path, content, "people.csv")  # kept as people-<content hash>.csv
+    with pytest.raises(DataError) as exc:
+        DataConfig(csv=str(stored), target="y").load()
+    assert str(exc.value).startswith(message) and stored.name not in str(exc.value)

@@ -5,7 +5,19 @@ import pandas as pd
 import pytest
 
 from dpcore.errors import DPCoreError
-from dpcore.ui.schema_editor import DATE, DROP, declared_from_edits, guess_target, schema_rows, target_problem
+from dpcore.ui.schema_editor import (
+    DATE,
+    DECLARE,
+    DROP,
+    ESTIMATE,
+    READ,
+    declared_from_edits,
+    dp_bounds_epsilon,
+    dp_bounds_rows_needed,
+    guess_target,
+    schema_rows,
+    target_problem,
+)
 
 
 def _frame(n=300):
@@ -29,9 +41,22 @@ def test_a_column_inference_refuses_is_a_note_with_drop_proposed_not_an_error():
     date = rows.set_index("column").loc["admit_date"]
     assert date["kind"] == DATE and "2024-01-01 to 2024-10-26" in date["note"]
     assert rows.set_index("column").loc["age", "kind"] == "integer"
-    # typed columns: an empty bound is a blank number (NaN), never the text "None"
-    assert rows["lower"].dtype == "float64" and pd.isna(rows.set_index("column").loc["region", "lower"])
-    assert rows["categories"].dtype == "string"
+    # text columns throughout (no cell mixes types: no Arrow error); an empty bound is missing, shown "—"
+    assert (rows.drop(columns="public").dtypes == "string").all() and rows["public"].dtype == "bool"
+    assert rows["lower"].isna().all() and rows["upper"].isna().all()
+
+
+def test_bounds_start_empty_with_the_rows_range_in_the_note_and_a_01_target_is_a_class():
+    rows = schema_rows(_frame(), "target").set_index("column")
+    assert pd.isna(rows.loc["age", "lower"]) and rows.loc["age", "note"].endswith("in the rows")
+    lo, hi = (float(v) for v in rows.loc["age", "note"].split(" in the rows")[0].split(" to "))
+    assert 18 <= lo < hi <= 89
+    # a 0/1 target is a class to predict: categorical with levels 0 and 1, never "integer"
+    assert rows.loc["target", "kind"] == "categorical" and rows.loc["target", "categories"] == "0, 1"
+    from dpcore.data.csv import dataset_from_frame
+
+    ds = dataset_from_frame(_frame(), target="target", types={"admit_date": DATE})
+    assert ds.schema.column("target").kind == "categorical" and ds.schema.label_names == [0, 1]
 
 
 def test_edits_declare_kinds_bounds_categories_and_dropped_columns():
@@ -39,12 +64,12 @@ def test_edits_declare_kinds_bounds_categories_and_dropped_columns():
     rows = schema_rows(frame, "target")
     edited = rows.copy()
     at = edited.index[edited["column"] == "age"][0]
-    edited.loc[at, ["public", "lower", "upper"]] = [True, 0.0, 120.0]
+    edited.loc[at, ["lower", "upper"]] = ["0", "120"]  # typed: declared, no tick needed
     at = edited.index[edited["column"] == "region"][0]
     edited.loc[at, ["public", "categories"]] = [True, "n, s, e"]
     at = edited.index[edited["column"] == "admit_date"][0]
     edited.loc[at, "kind"] = DROP
-    out = declared_from_edits(rows, edited, "target", dp_bounds=False)
+    out = declared_from_edits(rows, edited, "target", READ)
     assert out["drop"] == ["admit_date"]
     assert out["bounds"] == {"age": [0.0, 120.0]}
     assert out["categories"] == {"region": ["n", "s", "e"]}
@@ -59,8 +84,12 @@ def test_edits_declare_kinds_bounds_categories_and_dropped_columns():
 
 @pytest.mark.parametrize("edit, message", [
     ({"column": "target", "kind": DROP}, "cannot be dropped"),
-    ({"column": "age", "public": True, "lower": float("nan"), "upper": 5.0}, "give its lower and upper"),
-    ({"column": "age", "public": True, "lower": 9.0, "upper": 5.0}, "must be below"),
+    ({"column": "age", "public": True}, "give both its lower and upper"),
+    ({"column": "age", "upper": "5"}, "give both its lower and upper"),
+    ({"column": "age", "lower": "9", "upper": "5"}, "must be below"),
+    ({"column": "age", "lower": "nine", "upper": "50"}, "'nine' is not a number"),
+    ({"column": "admit_date", "lower": "1/2/2024", "upper": "2025-01-01"}, "not a date written YYYY-MM-DD"),
+    ({"column": "bmi", "kind": "numeric"}, "declare the bounds of 'age', 'admit_date', 'bmi'"),
 ])
 def test_bad_edits_are_one_line_errors_naming_the_column(edit, message):
     rows = schema_rows(_frame(), "target")
@@ -69,15 +98,15 @@ def test_bad_edits_are_one_line_errors_naming_the_column(edit, message):
     for k, v in edit.items():
         edited.loc[at, k] = v
     with pytest.raises(DPCoreError, match=message) as exc:
-        declared_from_edits(rows, edited, "target", dp_bounds=False)
+        declared_from_edits(rows, edited, "target", DECLARE)
     assert edit["column"] in str(exc.value) and "\n" not in str(exc.value)
 
 
 def test_a_date_column_declared_for_dp_bounds_is_read_back_as_dates():
     frame = _frame()
     rows = schema_rows(frame, "target")
-    out = declared_from_edits(rows, rows.copy(), "target", dp_bounds=True)
-    assert out["types"]["admit_date"] == DATE
+    out = declared_from_edits(rows, rows.copy(), "target", ESTIMATE)
+    assert out["types"] == {"age": "integer", "admit_date": DATE, "bmi": "numeric"}
     from dpcore.data.csv import dataset_from_frame
 
     ds = dataset_from_frame(frame, target="target", types=out["types"])
@@ -90,7 +119,7 @@ def test_dropping_every_feature_is_refused():
     rows = schema_rows(_frame(), "target")
     edited = rows.assign(kind=[DROP if c != "target" else k for c, k in zip(rows["column"], rows["kind"])])
     with pytest.raises(DPCoreError, match="keep at least one"):
-        declared_from_edits(rows, edited, "target", dp_bounds=False)
+        declared_from_edits(rows, edited, "target", READ)
 
 
 def test_targets_are_classes_and_the_guess_is_a_usable_one():
@@ -101,3 +130,39 @@ def test_targets_are_classes_and_the_guess_is_a_usable_one():
     assert guess_target(frame) == "target"
     assert guess_target(frame.rename(columns={"target": "smoker"})) == "smoker"  # last usable column
     assert guess_target(frame[["bmi", "admit_date"]]) is None
+
+
+def test_declared_date_bounds_are_day_numbers_the_table_is_read_with():
+    frame = _frame()
+    rows = schema_rows(frame, "target")
+    edited = rows.copy()
+    for col, lo, hi in (("admit_date", "2024-01-01", "2024-12-31"), ("age", "0", "120"), ("bmi", "10", "60")):
+        edited.loc[edited["column"] == col, ["lower", "upper"]] = [lo, hi]
+    out = declared_from_edits(rows, edited, "target", DECLARE)  # every bound declared: nothing refused
+    assert out["types"]["admit_date"] == DATE and out["bounds"]["admit_date"] == [19723.0, 20088.0]
+    from dpcore.data.csv import dataset_from_frame
+
+    ds = dataset_from_frame(frame, target="target", **out)
+    spec = ds.schema.column("admit_date")
+    assert (spec.lower, spec.upper, spec.origin, spec.date_format) == (19723.0, 20088.0, "declared", "%Y-%m-%d")
+    assert list(ds.to_frame(as_written=True)["admit_date"][:2]) == ["2024-01-01", "2024-01-02"]
+    assert not ds.schema.column("age").data_derived and ds.schema.column("age").upper == 120
+
+
+def test_the_modes_for_columns_left_undeclared():
+    rows = schema_rows(_frame(), "target")
+    assert declared_from_edits(rows, rows.copy(), "target", READ) == {}  # kinds and bounds from the rows
+    estimate = declared_from_edits(rows, rows.copy(), "target", ESTIMATE)
+    assert "bounds" not in estimate and set(estimate["types"]) == {"age", "admit_date", "bmi"}
+    with pytest.raises(DPCoreError, match="bounds mode"):
+        declared_from_edits(rows, rows.copy(), "target", "guess")
+
+
+def test_dp_bounds_are_proposed_only_where_the_table_is_large_enough():
+    # bench/dp_bounds.py: 120 rows, 5 columns at σ = 10 refused 19 of 20 draws; 3 000 rows clipped ≤ 1.1 %
+    assert not 120 >= dp_bounds_rows_needed(5, 10.0)
+    assert 3000 >= dp_bounds_rows_needed(5, 10.0)
+    assert dp_bounds_rows_needed(5, 2.0) < dp_bounds_rows_needed(5, 10.0)  # less noise, fewer rows
+    # the share it costs is the accountant's number for the one record: σ = 10 → about 0.38 at δ = 1e-5
+    assert 0.3 < dp_bounds_epsilon(5, 10.0, 1e-5) < 0.45
+    assert dp_bounds_epsilon(5, 10.0, 1e-5) == pytest.approx(dp_bounds_epsilon(1, 10.0, 1e-5))

@@ -1,0 +1,93 @@
+"""The usefulness score covered by ε from the Runs page: one click spends its ε on the held-out
+rows, one ledger record, and the shareable release says what it found; a run without a target is
+refused with one line and its ledger stays as it was; a run whose bounds were read from the rows
+says so where it is managed."""
+from __future__ import annotations
+
+import html
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+APP = str(ROOT / "app.py")
+
+
+def _csv(path: Path, n=400) -> Path:
+    rng = np.random.default_rng(1)
+    age = rng.integers(18, 90, n)
+    smoker = rng.choice(["yes", "no"], n, p=[0.3, 0.7])
+    y = (rng.random(n) < 1 / (1 + np.exp(-((age - 50) / 15 + (smoker == "yes") * 1.2 - 0.3)))).astype(int)
+    path.write_text("age,smoker,y\n" + "".join(f"{a},{s},{t}\n" for a, s, t in zip(age, smoker, y)))
+    return path
+
+
+@pytest.fixture(scope="module")
+def runs(runs_dir):
+    from dpcore.runs import RunConfig, train_run
+
+    csv = _csv(runs_dir.parent / "people.csv")
+    covered = {"csv": str(csv), "target": "y", "bounds": {"age": [0, 120]}, "test_size": 0.3,
+               "categories": {"smoker": ["no", "yes"], "y": [0, 1]}}
+    scored = train_run(RunConfig("mst", {"epsilon": 1.0}, covered), runs_dir, name="mst-people")
+    untargeted = train_run(RunConfig("mst", {"epsilon": 1.0}, {"csv": str(csv), "test_size": 0.3}), runs_dir,
+                           name="mst-no-target")
+    return scored, untargeted
+
+
+def _runs_page(name):
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params["dataset"] = "digits"
+    at.run()
+    at.switch_page("app_pages/runs.py").run()
+    at.selectbox(key="runs.selected").set_value(name).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_one_click_releases_a_score_the_ledger_counts_and_the_release_says(runs):
+    from dpcore.privacy import accountant as acc
+    from dpcore.runs import Run
+
+    run = Run(runs[0].path)
+    n, eps_train = len(run.ledger()), run.epsilon
+    at = _runs_page(run.name)
+    assert not any("Preprocessing not covered" in w.value for w in at.warning)  # everything declared
+    at.number_input(key="runs.score_eps").set_value(0.1).run()
+    button = at.button(key="runs.release_score")
+    assert button.label == "Add a usefulness score covered by ε (ε = 0.1)"
+    button.click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    led = Run(run.path).ledger()
+    assert len(led) == n + 1
+    rec = led.records[-1]
+    assert rec.name == "usefulness score (held-out rows)" and rec.partition == "heldout" and rec.noise == "secret"
+    assert acc.epsilon(type(led)([rec]), run.delta) == pytest.approx(0.1, rel=1e-6)
+    # the file's keyed split keeps each person on one side: the score composes in parallel
+    assert Run(run.path).epsilon == pytest.approx(acc.epsilon(led, run.delta)) == pytest.approx(eps_train)
+    shown = html.unescape(next(s.value for s in at.success if "In the shareable release" in s.value))
+    sentence = re.search(r"A classifier trained on these rows reaches accuracy (\d\.\d\d) ± (\d\.\d\d) on "
+                         r"held-out people \(ε = 0\.1\)\.", shown)
+    assert sentence and 0 <= float(sentence[1]) <= 1 and 0 < float(sentence[2]) < 1, shown  # ~120 held out: wide
+    assert "runs.release_score" not in [b.key for b in at.button]  # one per run: the page shows it instead
+    at.button(key="runs.export.shareable").click().run()
+    _, kind, page = at.session_state["runs.report"]
+    assert kind == "shareable" and sentence[0] in html.unescape(page)
+
+
+def test_a_run_without_a_target_is_refused_with_one_line_and_its_release_labelled(runs):
+    from dpcore.runs import Run
+
+    run = Run(runs[1].path)
+    n = len(run.ledger())
+    at = _runs_page(run.name)
+    assert any("Preprocessing not covered by ε" in w.value for w in at.warning)  # bounds read from the rows
+    at.button(key="runs.release_score").click().run()
+    assert not at.exception
+    errors = [html.unescape(e.value) for e in at.error]
+    assert len(errors) == 1 and "no target column" in errors[0] and "\n" not in errors[0], errors
+    assert len(Run(run.path).ledger()) == n
