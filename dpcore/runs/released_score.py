@@ -133,5 +133,6 @@ def describe(score: ReleasedScore, eps: float) -> tuple[str, str]:
     note = ("The counts of right and wrong predictions on held-out rows (never used in training) were released "
             f"with their own Gaussian noise (σ = {score.noise_multiplier:.3g}), recorded in the privacy ledger; "
             f"{how}. ± is one standard deviation from that noise and the number of held-out rows; the accuracy "
-            "and ± are computed from the noisy counts alone.")
+            "and ± are computed from the noisy counts alone. Accuracy counts every held-out person the same: "
+            "where one class is rare, always guessing the common class also scores high.")
     return text, note

@@ -2,7 +2,7 @@
 owner's journey without dead ends"): a generated patients table with an admission date, an income
 that is exactly zero for a quarter of the people, a 0/1 target and gaps is uploaded, used, trained
 with AIM and P3GM at ε = 1, the page reloaded (the table stays: no fallback to the demo data),
-compared, and the AIM run released with a usefulness score covered by ε.
+compared, and the AIM run given a usefulness score covered by ε and released.
 
 Checks what a person would: the synthetic dates parse back in the file's format, AIM's share of
 income == 0 is within 0.05 of the real one, the shareable release carries the noisy score and its
@@ -19,6 +19,8 @@ import numpy as np
 import pandas as pd
 import pytest
 from browser_kit import _clean, _data_page, _goto, _idle, _need_browser, _set_number, _streamlit
+
+from dpcore.evaluate.released_score import SCORE_RECORD
 
 pytestmark = pytest.mark.browser
 
@@ -67,6 +69,48 @@ def _pick(page, label: str, option: str) -> None:
     box.fill(option)  # typing filters the options; the first match is taken
     page.get_by_role("option").first.click()
     _idle(page)
+
+
+SCHEMA_ROW_PX = 35  # the schema editor's header and row height
+LOWER_X, UPPER_X, PUBLIC_X = 205, 282, 467  # the middle of its "lower", "upper" and "public" cells
+
+
+def _declare(page, row: int, lower: int, upper: int) -> None:
+    """Type public bounds into the schema editor's row `row` (a canvas grid: double-click, type,
+    Enter), checked through the grid's accessible cells."""
+    grid = page.locator("[data-testid='stDataFrame']").first
+    for col, x, value in ((2, LOWER_X, lower), (3, UPPER_X, upper)):
+        cell = page.locator(f"#glide-cell-{col}-{row}")
+        for _ in range(4):  # an edit made while the page reruns after the last one can be dropped
+            box = grid.bounding_box()
+            y = box["y"] + SCHEMA_ROW_PX * (row + 1.5)
+            page.keyboard.press("Escape")
+            page.mouse.click(box["x"] + x, y)
+            page.wait_for_timeout(300)
+            page.mouse.dblclick(box["x"] + x, y)
+            page.wait_for_timeout(300)
+            page.keyboard.type(str(value))
+            page.keyboard.press("Enter")
+            page.wait_for_timeout(1500)
+            _idle(page)
+            if cell.text_content() == str(value):
+                break
+        assert cell.text_content() == str(value), (row, col, cell.text_content())
+
+
+def _tick_public(page, row: int) -> None:
+    """Tick the schema editor's "public" box of row `row`: its category list is public knowledge."""
+    grid = page.locator("[data-testid='stDataFrame']").first
+    cell = page.locator(f"#glide-cell-5-{row}")
+    for _ in range(4):
+        box = grid.bounding_box()
+        page.keyboard.press("Escape")
+        page.mouse.click(box["x"] + PUBLIC_X, box["y"] + SCHEMA_ROW_PX * (row + 1.5))
+        page.wait_for_timeout(1500)
+        _idle(page)
+        if cell.text_content() == "true":
+            break
+    assert cell.text_content() == "true", (row, cell.text_content())
 
 
 def _done_runs(runs) -> set[str]:
@@ -119,6 +163,12 @@ def test_a_data_owner_uploads_trains_reloads_compares_and_releases(server, shots
         _idle(page)
         _clean(page)  # the date column is no stop: the editor is there, with no error
         assert not page.locator("[data-testid='stAlertContentError']").count()
+        _declare(page, 0, 0, 120)         # age and income: public knowledge, no ε; the other
+        _declare(page, 1, 0, 250_000)     # numbers and the date get DP bounds (the default)
+        for row in (2, 3, 4, 8):          # region, education, smoker, readmitted: public lists
+            _tick_public(page, row)
+        page.get_by_text(re.compile(r"DP bounds for bmi, visits, admit_date")).first.wait_for()
+        _clean(page)
         page.screenshot(path=str(shots / "journey_upload.png"))
         page.get_by_role("button", name="Use this table").click()
         page.wait_for_selector("h3:has-text('Active dataset: patients.csv')")
@@ -148,13 +198,23 @@ def test_a_data_owner_uploads_trains_reloads_compares_and_releases(server, shots
 
         _goto(page, "Runs")
         _pick(page, "Run", aim)
+        page.get_by_role("button", name=re.compile("Add a usefulness score covered by ε")).click()
+        page.get_by_text("In the shareable release:").first.wait_for(timeout=300_000)
+        _idle(page)
+        _clean(page)
+        assert not page.get_by_text("Preprocessing not covered by ε").count()  # declared or DP: all in ε
         page.get_by_role("button", name="Shareable release").click()
         _idle(page)
         with page.expect_download() as dl:
             page.get_by_role("button", name=re.compile("Download shareable release")).click()
         release = open(dl.value.path(), encoding="utf-8").read()
-        page.screenshot(path=str(shots / "journey_runs.png"))
+        page.get_by_text("In the shareable release:").first.scroll_into_view_if_needed()
+        page.screenshot(path=str(shots / "journey_release.png"))
 
+    # usefulness evidence covered by ε: the sentence, and its record in the release's ledger
+    assert re.search(r"reaches accuracy 0\.\d\d ± 0\.\d\d on held-out people \(ε = 0\.1\)", release), \
+        re.findall(r"[^.]*held-out people[^.]*", release)[:2]
+    assert SCORE_RECORD in release
     # the released rows: dates as written in the file, zeros kept, no scientific notation
     link = re.search(r"href='data:text/csv;base64,([^']+)'", release)
     assert link, "the shareable release has no synthetic rows"
