@@ -32,3 +32,21 @@ def _run_cli(argv) -> tuple:
 def run_cli():
     """The CLI in-process (`_run_cli`); session-scoped so module fixtures can train with it too."""
     return _run_cli
+
+
+def people_csv(path, n: int = 600):
+    """A small table whose target depends on its columns (age, smoker → y): the released-score tests'."""
+    import numpy as np
+
+    rng = np.random.default_rng(1)
+    age = rng.integers(18, 90, n)
+    smoker = rng.choice(["yes", "no"], n, p=[0.3, 0.7])
+    y = (rng.random(n) < 1 / (1 + np.exp(-((age - 50) / 15 + (smoker == "yes") * 1.2 - 0.3)))).astype(int)
+    path.write_text("age,smoker,y\n" + "".join(f"{a},{s},{t}\n" for a, s, t in zip(age, smoker, y)))
+    return path
+
+
+@pytest.fixture(scope="session")
+def make_people_csv():
+    """`people_csv` as a fixture (test modules are imported by path and cannot import conftest)."""
+    return people_csv

@@ -47,11 +47,12 @@ def synthetic_warnings(synthetic, train, test=None, utility=None) -> list[str]:
     if xs.shape[1] == xr.shape[1] and xs.shape[0] > 1:
         flat = (xs.std(axis=0) < COLLAPSE_STD) & (xr.std(axis=0) > REAL_STD)
         if flat.any():
-            what = "pixels" if train.is_image else "encoded columns"
+            k = int(flat.sum())
+            what = ("pixel" if train.is_image else "encoded column") + ("s" if k != 1 else "")
             names = collapsed_names(train, np.flatnonzero(flat), xs.mean(axis=0))
             shown = (": " + ", ".join(names[:8]) + (" …" if len(names) > 8 else "")) if names else ""
-            out.append(f"{int(flat.sum())} {what} collapsed to a single value in the synthetic data while "
-                       f"they vary in the real data{shown}.")
+            out.append(f"{k} {what} collapsed to a single value in the synthetic data while "
+                       f"{'it varies' if k == 1 else 'they vary'} in the real data{shown}.")
     if utility is not None:
         metric = utility.metrics[0]
         value = utility.mean.get(metric)

@@ -134,9 +134,10 @@ def job_panel(slot: str) -> None:
     """This session's job in `slot`: its place in the queue or its progress, and cancel."""
     if (refused := st.session_state.pop(f"dpcore.queued.{slot}.error", None)) is not None:
         st.error(md(refused), icon=":material/error:")
-    q, job = class_queue(), session_job(slot)
+    job = session_job(slot)  # a page with nothing queued does not start the queue (nor a local Ray)
     if job is None:
         return
+    q = class_queue()
     running = not job.ended
 
     @st.fragment(run_every=1.0 if running else None)

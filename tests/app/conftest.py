@@ -34,3 +34,29 @@ def shots(tmp_path) -> Path:
         out = Path(__file__).resolve().parents[2] / out
     out.mkdir(parents=True, exist_ok=True)
     return out
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """A browser module's app (`streamlit run`, its own runs folder) with the Story's first-start
+    training off: the journeys train their own runs. Yields (url, runs folder)."""
+    from browser_kit import _need_browser, _streamlit
+
+    _need_browser()
+    runs = tmp_path_factory.mktemp("runs")
+    with _streamlit(runs, DPCORE_STORY_AUTOSTART="0") as url:
+        yield url, runs
+
+
+@pytest.fixture(autouse=True)
+def no_local_ray_from_pages(monkeypatch):
+    """A page test never starts a real Ray inside pytest (class mode's queue would start one on
+    first use, and a driver whose local Ray goes away exits the whole process): the executor says so
+    in one line. Tests of the queue pass their own executor; tests/runs and the load bench use Ray."""
+    from dpcore.errors import DPCoreError
+    from dpcore.runs import queue_ray
+
+    def refuse(*args, **kwargs):
+        raise DPCoreError("page tests do not start Ray: pass an executor to class_queue()")
+
+    monkeypatch.setattr(queue_ray, "RayExecutor", refuse)

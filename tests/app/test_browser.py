@@ -32,15 +32,6 @@ pytestmark = pytest.mark.browser
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    """The app with the Story's first-start training off (these journeys train their own runs)."""
-    _need_browser()
-    runs = tmp_path_factory.mktemp("runs")
-    with _streamlit(runs, DPCORE_STORY_AUTOSTART="0") as url:
-        yield url, runs
-
-
-@pytest.fixture(scope="module")
 def first_start(tmp_path_factory):
     """The app's first start on an empty runs folder, as a presenter gets it: the Story trains."""
     _need_browser()

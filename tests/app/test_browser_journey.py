@@ -18,7 +18,7 @@ import time
 import numpy as np
 import pandas as pd
 import pytest
-from browser_kit import _clean, _data_page, _goto, _idle, _need_browser, _set_number, _streamlit
+from browser_kit import _clean, _data_page, _goto, _idle, _set_number
 
 from dpcore.evaluate.released_score import SCORE_RECORD
 
@@ -48,14 +48,6 @@ def patients_frame(n: int = ROWS, seed: int = 0) -> pd.DataFrame:
     for column in ("bmi", "region", "visits"):
         frame[column] = frame[column].astype(object).where(rng.random(n) > 0.03, None)
     return frame
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    _need_browser()
-    runs = tmp_path_factory.mktemp("runs")
-    with _streamlit(runs, DPCORE_STORY_AUTOSTART="0") as url:
-        yield url, runs
 
 
 def _active(page) -> str:

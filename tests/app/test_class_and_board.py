@@ -102,7 +102,7 @@ def test_warnings_name_a_missing_class_a_collapsed_column_and_chance_utility():
     syn = _ds(labels=np.zeros(100, dtype=int), features=x)
     res = SimpleNamespace(metrics=("accuracy",), mean={"accuracy": float("nan")})
     w = " | ".join(synthetic_warnings(syn, train, train, res))
-    assert "2 of 3 classes never appear" in w and "c1" in w and "1 encoded columns collapsed" in w
+    assert "2 of 3 classes never appear" in w and "c1" in w and "1 encoded column collapsed" in w and "while it varies" in w
     assert "could not be measured" in w
     low = SimpleNamespace(metrics=("accuracy",), mean={"accuracy": 0.30})
     assert any("at or below chance" in m for m in synthetic_warnings(train, train, train, low))

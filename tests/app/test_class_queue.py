@@ -134,6 +134,8 @@ def test_class_mode_without_ray_says_so_in_one_line(monkeypatch):
     import sys
 
     from dpcore.errors import DPCoreError
+
+    monkeypatch.undo()  # the real executor (conftest stands one in for page tests)
     from dpcore.runs.queue_ray import RayExecutor
 
     monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` fails as when it is not installed

@@ -8,27 +8,17 @@ import html
 import re
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
 
 
-def _csv(path: Path, n=400) -> Path:
-    rng = np.random.default_rng(1)
-    age = rng.integers(18, 90, n)
-    smoker = rng.choice(["yes", "no"], n, p=[0.3, 0.7])
-    y = (rng.random(n) < 1 / (1 + np.exp(-((age - 50) / 15 + (smoker == "yes") * 1.2 - 0.3)))).astype(int)
-    path.write_text("age,smoker,y\n" + "".join(f"{a},{s},{t}\n" for a, s, t in zip(age, smoker, y)))
-    return path
-
-
 @pytest.fixture(scope="module")
-def runs(runs_dir):
+def runs(runs_dir, make_people_csv):
     from dpcore.runs import RunConfig, train_run
 
-    csv = _csv(runs_dir.parent / "people.csv")
+    csv = make_people_csv(runs_dir.parent / "people.csv", 400)
     covered = {"csv": str(csv), "target": "y", "bounds": {"age": [0, 120]}, "test_size": 0.3,
                "categories": {"smoker": ["no", "yes"], "y": [0, 1]}}
     scored = train_run(RunConfig("mst", {"epsilon": 1.0}, covered), runs_dir, name="mst-people")

@@ -2,7 +2,6 @@
 import json
 import shutil
 
-import numpy as np
 import pytest
 
 from dpcore.errors import InvalidParameter, RunError
@@ -12,19 +11,10 @@ from dpcore.runs import Run, RunConfig, train_run
 from dpcore.runs.released_score import RELEASED_KEY, release_score, score_partition, stored_score
 
 
-def _csv(path, n=600):
-    rng = np.random.default_rng(1)
-    age = rng.integers(18, 90, n)
-    smoker = rng.choice(["yes", "no"], n, p=[0.3, 0.7])
-    y = (rng.random(n) < 1 / (1 + np.exp(-((age - 50) / 15 + (smoker == "yes") * 1.2 - 0.3)))).astype(int)
-    path.write_text("age,smoker,y\n" + "".join(f"{a},{s},{t}\n" for a, s, t in zip(age, smoker, y)))
-    return path
-
-
 @pytest.fixture(scope="module")
-def trained(tmp_path_factory):
+def trained(tmp_path_factory, make_people_csv):
     root = tmp_path_factory.mktemp("score")
-    cfg = RunConfig("mst", {"epsilon": 1.0}, {"csv": str(_csv(root / "people.csv")), "target": "y",
+    cfg = RunConfig("mst", {"epsilon": 1.0}, {"csv": str(make_people_csv(root / "people.csv")), "target": "y",
                                               "bounds": {"age": [18, 90]}, "test_size": 0.3})
     return train_run(cfg, root / "runs", name="mst")
 
