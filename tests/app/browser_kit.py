@@ -161,3 +161,12 @@ def _fashion_installed() -> bool:
 def _wait_text(page, pattern: str, timeout: float) -> None:
     page.get_by_text(re.compile(pattern)).first.wait_for(timeout=timeout)
     _idle(page)
+
+
+def _upload(page, csv) -> None:
+    """On the Data page: *Upload a CSV*, the file, until the schema editor offers *Use this table*."""
+    page.get_by_text("Upload a CSV").click()
+    _idle(page)
+    page.locator("[data-testid='stFileUploaderDropzoneInput']").set_input_files(str(csv))
+    page.get_by_role("button", name="Use this table").wait_for()
+    _idle(page)

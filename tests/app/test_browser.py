@@ -25,6 +25,7 @@ from browser_kit import (  # tests/app/conftest.py puts it on the path
     _no_exception,
     _set_number,
     _streamlit,
+    _upload,
     _wait_text,
 )
 
@@ -248,11 +249,7 @@ def test_markup_from_data_is_never_rendered(server, tmp_path):
     hits: list[str] = []
     with _data_page(url, height=1200, on_request=lambda r: hits.append(r.url) if PAYLOAD_URL in r.url else None) as page:
         _idle(page)
-        page.get_by_text("Upload a CSV").click()
-        _idle(page)
-        page.locator("[data-testid='stFileUploaderDropzoneInput']").set_input_files(str(csv))
-        page.get_by_role("button", name="Use this table").wait_for()
-        _idle(page)
+        _upload(page, csv)
         page.get_by_text("read from the rows (not covered by ε)").click()  # the column's name in the warning
         _idle(page)
         page.get_by_role("button", name="Use this table").click()
