@@ -73,14 +73,15 @@ def _declare(page, row: int, lower: int, upper: int) -> None:
     grid = page.locator("[data-testid='stDataFrame']").first
     for col, x, value in ((2, LOWER_X, lower), (3, UPPER_X, upper)):
         cell = page.locator(f"#glide-cell-{col}-{row}")
-        for _ in range(4):  # an edit made while the page reruns after the last one can be dropped
+        for attempt in range(8):  # an edit made while the page reruns after the last one can be dropped
             box = grid.bounding_box()
             y = box["y"] + SCHEMA_ROW_PX * (row + 1.5)
             page.keyboard.press("Escape")
+            _idle(page)
             page.mouse.click(box["x"] + x, y)
-            page.wait_for_timeout(300)
+            page.wait_for_timeout(300 + 200 * attempt)
             page.mouse.dblclick(box["x"] + x, y)
-            page.wait_for_timeout(300)
+            page.wait_for_timeout(300 + 200 * attempt)
             page.keyboard.type(str(value))
             page.keyboard.press("Enter")
             page.wait_for_timeout(1500)
