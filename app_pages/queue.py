@@ -12,7 +12,7 @@ if m is None:
     st.info("The training queue is part of class mode: without a class file every training runs "
             "in this app directly (Train page).", icon=":material/info:")
     st.stop()
-lecturer = class_queue.is_lecturer(m)
+lecturer = m.is_lecturer
 q = class_queue.class_queue()
 waiting, running = len(q.waiting()), sum(j.state == "running" for j in q.jobs())
 st.caption(f"Every training of the class waits its turn here and runs on Ray: {running} running, "

@@ -28,15 +28,10 @@ STATE_ICONS = {"queued": ":material/schedule:", "running": ":material/hourglass_
 
 
 def member():
-    """The signed-in class member (dpcore.ui.current_member), or None outside class mode."""
-    import dpcore.ui as ui
+    """The signed-in class member, or None outside class mode (dpcore.ui.signin.current_member)."""
+    from dpcore.ui.signin import current_member
 
-    fn = getattr(ui, "current_member", None)
-    return fn() if callable(fn) else None
-
-
-def is_lecturer(m) -> bool:
-    return m is not None and getattr(m, "role", None) == "lecturer"
+    return current_member()
 
 
 def class_queue(executor=None):
@@ -122,11 +117,11 @@ def status_line(q, job) -> str:
 
 def cancel_button(q, job, key: str) -> None:
     m = member()
-    if m is None or job.ended or (job.owner != m.name and not is_lecturer(m)):
+    if m is None or job.ended or (job.owner != m.name and not m.is_lecturer):
         return
     if st.button("Cancel", icon=":material/cancel:", key=key,
                  help="A waiting job never starts; a running one stops after its current step and its run is saved as stopped."):
-        q.cancel(job.id, m.name, lecturer=is_lecturer(m))
+        q.cancel(job.id, m.name, lecturer=m.is_lecturer)
         st.rerun()
 
 
