@@ -34,10 +34,14 @@ pytestmark = pytest.mark.browser
 
 @pytest.fixture(scope="module")
 def first_start(tmp_path_factory):
-    """The app's first start on an empty runs folder, as a presenter gets it: the Story trains."""
+    """The app's first start on an empty runs folder, as a presenter gets it: the Story trains. On a
+    machine without Fashion-MNIST (its folder pointed at an empty one), so on digits: the whole
+    default Story on Fashion-MNIST takes 2–3 min of the suite's budget, and its numbers are
+    `bench/story_defaults.py`'s (docs/benchmarks.md); what this test checks is the page."""
     _need_browser()
     runs = tmp_path_factory.mktemp("runs")
-    with _streamlit(runs, DPCORE_STORY_AUTOSTART="1") as url:
+    no_fashion = tmp_path_factory.mktemp("no-fashion-mnist")
+    with _streamlit(runs, DPCORE_STORY_AUTOSTART="1", DPCORE_FASHION_MNIST_DIR=str(no_fashion)) as url:
         yield url, runs
 
 
@@ -49,7 +53,7 @@ LEGEND_NAMES = """() => [...document.querySelectorAll('.js-plotly-plot')].filter
     .map(t => t.name))"""
 
 
-@pytest.mark.timeout(1800)  # the whole default Story: ~2 min on two quiet cores, 10+ with load ≈ 18
+@pytest.mark.timeout(900)  # the default Story on digits: ~30 s on two quiet cores, minutes under load
 def test_story_is_ready_when_opened(first_start, shots):
     """A presenter starts the app and opens the Story page: the first start already trains the pair
     in the background (one job, also shown on Runs); the page shows its progress with the time left
