@@ -71,6 +71,12 @@ def run_load(students: int = 30, cpus: int = 2, base: Path | None = None, timeou
     names = [m.name for m in members]
     renders: list[float] = []
     try:
+        import ray
+
+        started_ray = not ray.is_initialized()  # a Ray the caller started is the caller's to stop
+    except ImportError:
+        started_ray = False  # RayExecutor says so in one line
+    try:
         t_ray = time.perf_counter()
         q = class_queue.class_queue(executor=RayExecutor(num_cpus=cpus))
         ray_start = time.perf_counter() - t_ray
@@ -91,7 +97,8 @@ def run_load(students: int = 30, cpus: int = 2, base: Path | None = None, timeou
         jobs = q.jobs()
     finally:
         class_queue.forget_queues()
-        sweep_ray.shutdown()
+        if started_ray:
+            sweep_ray.shutdown()
         for k, v in old_env.items():
             os.environ.pop(k, None) if v is None else os.environ.__setitem__(k, v)
     misplaced = 0

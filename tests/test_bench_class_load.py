@@ -13,8 +13,7 @@ sys.modules[SPEC.name] = load  # its dataclass looks its module up
 SPEC.loader.exec_module(load)
 
 
-def test_three_students_on_local_ray(tmp_path):
-    pytest.importorskip("ray", reason="Ray is not installed: class mode's queue runs on Ray")
+def test_three_students_on_local_ray(local_ray, tmp_path):
     r = load.run_load(students=3, cpus=1, base=tmp_path, timeout=300, kdf={"name": "scrypt", "n": 2**10, "r": 8, "p": 1})
     assert r["jobs"] == r["done"] == 3 and r["states"] == ["done"], r
     assert r["runs"] == r["runs_in_workspaces"] == 3 and r["runs_per_workspace"] == [1]

@@ -213,21 +213,16 @@ def test_time_left_from_finished_jobs_before_start(tmp_path):
     assert q.seconds_left(later.id) == pytest.approx(2 * 20 * took / 10, rel=0.3)
 
 
-def test_one_job_really_runs_on_local_ray(tmp_path):
-    pytest.importorskip("ray", reason="Ray is not installed: the queue's Ray executor cannot be tested")
-    from dpcore.runs import sweep_ray
+def test_one_job_really_runs_on_local_ray(local_ray, tmp_path):
     from dpcore.runs.queue_ray import RayExecutor
 
-    try:
-        q = Queue(tmp_path, RayExecutor(num_cpus=1))
-        assert q.slots == 1
-        job = q.submit([cfg()], ws(tmp_path, "alice"), "alice")
-        end = time.time() + 90
-        while not q.get(job.id).ended and time.time() < end:
-            q.tick()
-            time.sleep(0.2)
-    finally:
-        sweep_ray.shutdown()
+    q = Queue(tmp_path, RayExecutor(num_cpus=1))  # the session's Ray (2 CPUs) is running: it is used
+    assert q.slots == 2  # one job per CPU the cluster reports
+    job = q.submit([cfg()], ws(tmp_path, "alice"), "alice")
+    end = time.time() + 90
+    while not q.get(job.id).ended and time.time() < end:
+        q.tick()
+        time.sleep(0.2)
     job = q.get(job.id)
     assert job.state == "done", job.error
     assert [Run(ws(tmp_path, "alice") / r).status()["status"] for r in job.runs] == ["done"]

@@ -77,14 +77,8 @@ def test_rerun_trains_nothing(in_process):
     assert before == {p.name: (p / "status.json").stat().st_mtime_ns for p in root.glob("t4--*")}
 
 
-def test_ray_and_in_process_give_the_same_runs(in_process, tmp_path):
-    pytest.importorskip("ray")
-    from dpcore.runs import sweep_ray
-
-    try:
-        ray_sum = run_sweep(spec(), tmp_path, backend="ray", num_cpus=2)
-    finally:
-        sweep_ray.shutdown()
+def test_ray_and_in_process_give_the_same_runs(in_process, local_ray, tmp_path):
+    ray_sum = run_sweep(spec(), tmp_path, backend="ray", num_cpus=2)
     root, _, local, _ = in_process
     assert ray_sum["backend"] == "ray"
     assert [(r["run"], r["params"]) for r in ray_sum["runs"]] == [(r["run"], r["params"]) for r in local["runs"]]
