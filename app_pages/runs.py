@@ -62,7 +62,7 @@ def _usefulness(name: str, path: Path) -> None:
                                    "composes in parallel with the training (each person is on one side).")
         if not e2.button(f"Add a usefulness score covered by ε (ε = {eps:g})", icon=":material/add_chart:",
                          key="runs.release_score",
-                         help="Trains a classifier on the synthetic rows and releases its accuracy on the "
+                         help="Trains a classifier on the synthetic rows and releases its balanced accuracy on the "
                               "held-out people with Gaussian noise, recorded in the run's ledger"):
             return
         before = run.epsilon

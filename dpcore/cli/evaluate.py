@@ -33,7 +33,7 @@ def register(sub) -> None:
                    help="synthetic rows in the report's CSV download (default 1000; numbers rounded to the "
                         "input's precision)")
     p.add_argument("--release-score", action="store_true",
-                   help="release the held-out accuracy of a classifier trained on the synthetic rows with its "
+                   help="release the held-out balanced accuracy of a classifier trained on the synthetic rows with its "
                         "own Gaussian noise (a ledger record; shown in the shareable release)")
     p.add_argument("--score-epsilon", type=float, default=None,
                    help="ε of the released score alone (default 0.1); on a file's keyed split it composes in "
@@ -118,8 +118,9 @@ def run(args) -> int:
            **run_coverage(bundle.private, bundle.train.preprocessing_private, bundle.seeded_noise),
            "seconds": round(time.perf_counter() - start, 2)}
     if released is not None:
-        out["released_score"] = {k: released[k] for k in ("accuracy", "noise_sd", "sampling_sd", "epsilon",
-                                                         "partition", "run_epsilon")}
+        out["released_score"] = {k: released.get(k) for k in (
+            "balanced_accuracy", "balanced_noise_sd", "balanced_sampling_sd", "accuracy", "noise_sd", "sampling_sd",
+            "epsilon", "partition", "run_epsilon")}
     if args.report:
         out["report"] = str(args.report)
         out["report_kind"] = args.report_kind
@@ -142,9 +143,11 @@ def run(args) -> int:
                   f"{best['epsilon_lower_bound']:.2f}"
                   + ("" if ok is None else f", consistent with the accountant's ε: {'yes' if ok else 'NO'}"))
         if released is not None:
-            acc = released["accuracy"]
+            acc, bal = released["accuracy"], released.get("balanced_accuracy")
             print("released score: " + ("too few held-out rows for an accuracy at this ε" if acc is None else
-                                        f"accuracy {acc:.3f} ± {released['noise_sd']:.3f} (noise)")
+                                        (f"balanced accuracy {bal:.3f} ± {released['balanced_noise_sd']:.3f} "
+                                         "(noise), " if bal is not None else "")
+                                        + f"accuracy {acc:.3f} ± {released['noise_sd']:.3f} (noise)")
                   + f", ε {released['epsilon']:.3g} ({'parallel' if released['partition'] else 'sequential'} "
                   f"composition; the run's ε is now {released['run_epsilon']:.4g})")
         for w in out["warnings"]:

@@ -42,8 +42,8 @@ CATALOGUE: tuple[Output, ...] = (
     Output("config", "The run's settings", True,
            "chosen by the user or constants; an 'auto' setting that depends on the size (epochs, batch) is "
            "stored as auto and resolved in the run from the released noisy count, never from the exact rows"),
-    Output("released_score", "The released usefulness score (held-out accuracy of a classifier trained on "
-           "the synthetic rows)", True, "its counts of right and wrong predictions are released with their own "
+    Output("released_score", "The released usefulness score (held-out balanced accuracy of a classifier trained "
+           "on the synthetic rows)", True, "its per-class counts of right and wrong predictions are released with their own "
            "Gaussian noise and recorded in the ledger (parallel with training on a file's keyed split)"),
     Output("real_rows", "Real training and test rows", False, "the private data itself"),
     Output("split_key", "The split key of a file (kept beside it) and which rows are test rows", False,

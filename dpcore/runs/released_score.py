@@ -14,9 +14,10 @@ from dpcore.evaluate.released_score import (
     SCORE_CLASSIFIER,
     SCORE_RECORD,
     ReleasedScore,
+    from_noisy_class_counts,
     from_noisy_counts,
-    held_out_counts,
-    release_counts,
+    held_out_class_counts,
+    release_class_counts,
 )
 
 DEFAULT_SCORE_EPSILON = 0.1
@@ -84,12 +85,12 @@ def release_score(run_dir, epsilon: float = DEFAULT_SCORE_EPSILON, *, classifier
     delta = check.delta
     z = calibrate_gaussian(eps, delta)
     partition = score_partition(ledger, b.test)
-    correct, wrong = held_out_counts(b.synthetic, b.test, classifier, seed)
-    noisy_c, noisy_w = release_counts(correct, wrong, z, NoiseSource.secret().numpy("usefulness-score"),
-                                      partition=partition, ledger=ledger)
+    counts = held_out_class_counts(b.synthetic, b.test, classifier, seed)
+    noisy = release_class_counts(counts, z, NoiseSource.secret().numpy("usefulness-score"),
+                                 partition=partition, ledger=ledger)
     index = len(ledger) - 1
     run.save_ledger(ledger, delta, private=True)  # atomic: the record is in before any number is kept
-    score = from_noisy_counts(noisy_c, noisy_w, z, classifier, partition)
+    score = from_noisy_class_counts(noisy, z, classifier, partition)
     record_eps = float(accountant_epsilon(PrivacyLedger([ledger.records[index]]), delta))
     stored = {**score.to_dict(), "record_index": index, "epsilon": record_eps, "delta": delta,
               "run_epsilon": float(accountant_epsilon(ledger, delta))}
@@ -114,8 +115,12 @@ def stored_score(run, evaluation: dict) -> tuple[ReleasedScore, float] | None:
     if rec.name != SCORE_RECORD or not math.isclose(rec.noise_multiplier, float(d.get("noise_multiplier", -1))) \
             or rec.partition != d.get("partition"):
         return None
-    score = from_noisy_counts(d["correct"], d["wrong"], rec.noise_multiplier, str(d.get("classifier", "")),
-                              rec.partition)
+    if d.get("per_class") is not None:  # checked on load (dpcore.runs.safety)
+        score = from_noisy_class_counts(d["per_class"], rec.noise_multiplier, str(d.get("classifier", "")),
+                                        rec.partition)
+    else:  # released before per-class counts: (C̃, W̃) only
+        score = from_noisy_counts(d["correct"], d["wrong"], rec.noise_multiplier, str(d.get("classifier", "")),
+                                  rec.partition)
     return score, float(accountant_epsilon(PrivacyLedger([rec]), run.delta))
 
 
@@ -124,15 +129,27 @@ def describe(score: ReleasedScore, eps: float) -> tuple[str, str]:
     how = ("it composes in parallel with the training (each person is a training row or a held-out row, "
            "never both)" if score.partition == "heldout" else
            "it composes sequentially with the training (this split does not keep each person on one side)")
-    if score.accuracy is None:
+    if score.balanced_accuracy is not None:
+        text = (f"A classifier trained on these rows reaches balanced accuracy {score.balanced_accuracy:.2f} ± "
+                f"{score.balanced_plus_minus:.2f} on held-out people (ε = {eps:.2g}); guessing scores "
+                f"{score.chance:.2f}.")
+        what = ("Balanced accuracy is the mean over the target's classes of the share predicted right, so a guess "
+                "that ignores the person scores 1/(number of classes) however rare a class is"
+                + (f" (plain accuracy: {score.accuracy:.2f} ± {score.plus_minus:.2f})." if score.accuracy is not None
+                   else "."))
+    elif score.accuracy is None:
         text = (f"A score on held-out people was released (ε = {eps:.2g}), but its noisy count of held-out "
                 "rows is too small to give an accuracy.")
+        what = ""
     else:
         text = (f"A classifier trained on these rows reaches accuracy {score.accuracy:.2f} ± "
                 f"{score.plus_minus:.2f} on held-out people (ε = {eps:.2g}).")
-    note = ("The counts of right and wrong predictions on held-out rows (never used in training) were released "
-            f"with their own Gaussian noise (σ = {score.noise_multiplier:.3g}), recorded in the privacy ledger; "
-            f"{how}. ± is one standard deviation from that noise and the number of held-out rows; the accuracy "
-            "and ± are computed from the noisy counts alone. Accuracy counts every held-out person the same: "
-            "where one class is rare, always guessing the common class also scores high.")
+        what = ("Accuracy counts every held-out person the same: where one class is rare, always guessing the "
+                "common class also scores high" + (" (a class's noisy count was too small for a balanced accuracy)."
+                                                   if score.per_class else "."))
+    counts = "per class of the target, the counts" if score.per_class else "the counts"
+    note = (f"{counts[0].upper()}{counts[1:]} of right and wrong predictions on held-out rows (never used in "
+            f"training) were released with their own Gaussian noise (σ = {score.noise_multiplier:.3g}), recorded in "
+            f"the privacy ledger; {how}. ± is one standard deviation from that noise and the number of held-out rows; "
+            f"the scores and ± are computed from the noisy counts alone. {what}").strip()
     return text, note

@@ -163,6 +163,9 @@ def check_evaluation(d, where: str = "evaluation.json") -> dict:
     return d
 
 
+MAX_SCORE_CLASSES = 1000  # a target's levels (the schema's categorical limit is far below)
+
+
 def _check_released_score(s, where: str) -> None:
     """The released usefulness score (dpcore.runs.released_score): numbers and an allow-listed partition."""
     from dpcore.privacy.ledger import PARTITIONS
@@ -178,6 +181,13 @@ def _check_released_score(s, where: str) -> None:
         raise RunFileError(where, "released_score.record_index must be an integer")
     if s.get("partition") not in PARTITIONS:
         raise RunFileError(where, f"released_score.partition must be one of {PARTITIONS}")
+    per_class = s.get("per_class")
+    if per_class is not None and not (
+            isinstance(per_class, list) and 1 <= len(per_class) <= MAX_SCORE_CLASSES
+            and all(isinstance(p, list) and len(p) == 2 and all(_is_number(x) and math.isfinite(float(x)) for x in p)
+                    for p in per_class)):
+        raise RunFileError(where, "released_score.per_class must be a list of [right, wrong] number pairs "
+                                  f"(at most {MAX_SCORE_CLASSES})")
 
 
 def check_done(status: dict, ledger: dict, where: str = "status.json") -> None:

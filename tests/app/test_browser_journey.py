@@ -201,7 +201,8 @@ def test_a_data_owner_uploads_trains_reloads_compares_and_releases(server, shots
         page.screenshot(path=str(shots / "journey_release.png"))
 
     # usefulness evidence covered by ε: the sentence, and its record in the release's ledger
-    assert re.search(r"reaches accuracy 0\.\d\d ± 0\.\d\d on held-out people \(ε = 0\.1\)", release), \
+    assert re.search(r"reaches balanced accuracy 0\.\d\d ± 0\.\d\d on held-out people \(ε = 0\.1\); "
+                     r"guessing scores 0\.50", release), \
         re.findall(r"[^.]*held-out people[^.]*", release)[:2]
     assert SCORE_RECORD in release
     # the released rows: dates as written in the file, zeros kept, no scientific notation

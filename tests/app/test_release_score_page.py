@@ -60,8 +60,8 @@ def test_one_click_releases_a_score_the_ledger_counts_and_the_release_says(runs)
     # the file's keyed split keeps each person on one side: the score composes in parallel
     assert Run(run.path).epsilon == pytest.approx(acc.epsilon(led, run.delta)) == pytest.approx(eps_train)
     shown = html.unescape(next(s.value for s in at.success if "In the shareable release" in s.value))
-    sentence = re.search(r"A classifier trained on these rows reaches accuracy (\d\.\d\d) ± (\d\.\d\d) on "
-                         r"held-out people \(ε = 0\.1\)\.", shown)
+    sentence = re.search(r"A classifier trained on these rows reaches (?:balanced )?accuracy (\d\.\d\d) ± "
+                         r"(\d\.\d\d) on held-out people \(ε = 0\.1\)", shown)
     assert sentence and 0 <= float(sentence[1]) <= 1 and 0 < float(sentence[2]) < 1, shown  # ~120 held out: wide
     assert "runs.release_score" not in [b.key for b in at.button]  # one per run: the page shows it instead
     at.button(key="runs.export.shareable").click().run()

@@ -5,7 +5,15 @@ import numpy as np
 import pytest
 from scipy.stats import beta
 
-from dpcore.evaluate.released_score import SCORE_RECORD, from_noisy_counts, held_out_counts, release_counts
+from dpcore.evaluate.released_score import (
+    SCORE_RECORD,
+    from_noisy_class_counts,
+    from_noisy_counts,
+    held_out_class_counts,
+    held_out_counts,
+    release_class_counts,
+    release_counts,
+)
 from dpcore.privacy import accountant as acc
 from dpcore.privacy.ledger import PrivacyLedger
 from dpcore.privacy.randomness import NoiseSource
@@ -23,6 +31,54 @@ def test_one_held_out_row_more_moves_exactly_one_count_by_one(digits):
         d = nb - base
         assert sorted(d.tolist()) == [0, 1], (i, d)
     assert base.sum() == 100
+
+
+def test_one_held_out_row_more_moves_exactly_one_class_count_by_one(digits):
+    """The per-class table's sensitivity, checked exactly: D ∪ {row} minus D is one 1 among the
+    2K counts, in the row's class; the table's shape is the target's levels, not the rows'."""
+    syn, test = digits["train"], digits["test"]
+    base = held_out_class_counts(syn, test.subset(np.arange(100)))
+    assert base.shape == (test.n_classes, 2) and base.sum() == 100
+    assert (base.sum(axis=0) == held_out_counts(syn, test.subset(np.arange(100)))).all()
+    for i in range(100, 140):
+        d = held_out_class_counts(syn, test.subset(np.r_[np.arange(100), i])) - base
+        assert np.abs(d).sum() == 1 and d.min() == 0, (i, d)
+        assert d[test.labels[i]].sum() == 1  # the row's own class
+    one_class = test.subset(np.flatnonzero(test.labels == 3)[:20])
+    assert held_out_class_counts(syn, one_class).shape == (test.n_classes, 2)  # rows of one class: same shape
+
+
+def test_balanced_accuracy_sees_through_a_guess_that_plain_accuracy_rewards():
+    """24 % positives, a classifier that always says "no": accuracy 0.76, balanced accuracy 0.50
+    (chance) — what the release must say; a classifier that is right on 70 % of each class: 0.70."""
+    guess = from_noisy_class_counts([[456.0, 0.0], [0.0, 144.0]], 1e-9, "x", "heldout")
+    assert guess.accuracy == pytest.approx(0.76) and guess.balanced_accuracy == pytest.approx(0.5)
+    assert guess.chance == 0.5
+    fair = from_noisy_class_counts([[319.2, 136.8], [100.8, 43.2]], 1e-9, "x", "heldout")
+    assert fair.balanced_accuracy == pytest.approx(0.70) and fair.accuracy == pytest.approx(0.70)
+
+
+def test_balanced_uncertainty_is_the_classes_delta_method_and_needs_every_class():
+    s = from_noisy_class_counts([[70.0, 30.0], [20.0, 80.0]], 10.0, "x", "heldout")
+    a = [0.7, 0.2]
+    noise = [10 * np.sqrt((1 - x) ** 2 + x ** 2) / 100 for x in a]
+    assert s.balanced_accuracy == pytest.approx(0.45)
+    assert s.balanced_noise_sd == pytest.approx(np.hypot(*noise) / 2)
+    assert s.balanced_sampling_sd == pytest.approx(np.hypot(*[np.sqrt(x * (1 - x) / 100) for x in a]) / 2)
+    assert s.noise_sd == pytest.approx(10 * np.sqrt(2) * np.sqrt(0.55 ** 2 + 0.45 ** 2) / 200)  # 2 noisy terms a sum
+    tiny = from_noisy_class_counts([[70.0, 30.0], [1.5, 1.0]], 10.0, "x", "heldout")  # a class below 5 noisy rows
+    assert tiny.balanced_accuracy is None and tiny.accuracy is not None
+
+
+def test_release_class_counts_noises_every_count_once_with_one_record():
+    led = PrivacyLedger()
+    counts = np.array([[40, 10], [5, 45], [30, 20]])
+    noisy = np.array([release_class_counts(counts, 2.0, NoiseSource.secret().numpy("s"), partition="heldout",
+                                           ledger=led) for _ in range(4000)])
+    assert noisy.shape == (4000, 3, 2) and len(led) == 1 and led.records[0].steps == 4000
+    assert np.allclose(noisy.mean(axis=0), counts, atol=6 * 2.0 / np.sqrt(4000))
+    assert np.allclose(noisy.std(axis=0), 2.0, rtol=0.06)
+    assert abs(np.corrcoef(noisy[:, 0, 0], noisy[:, 1, 1])[0, 1]) < 0.06  # independent draws
 
 
 def _cp_lower(k, n, conf=0.95):

@@ -61,9 +61,22 @@ def test_the_shareable_release_shows_the_sentence_and_reads_no_real_row(run):
     text = run_report(run.path, bundle=b)
     score, eps = stored_score(run, run.evaluation())
     assert eps == pytest.approx(0.5, rel=1e-9)
-    sentence = (f"A classifier trained on these rows reaches accuracy {score.accuracy:.2f} ± "
-                f"{score.plus_minus:.2f} on held-out people (ε = 0.5).")
+    assert score.per_class is not None and len(score.per_class) == 2  # y's two levels
+    sentence = (f"A classifier trained on these rows reaches balanced accuracy {score.balanced_accuracy:.2f} ± "
+                f"{score.balanced_plus_minus:.2f} on held-out people (ε = 0.5); guessing scores 0.50.")
     assert sentence in text and "composes in parallel" in text
+
+
+def test_a_score_released_before_per_class_counts_still_reads(run):
+    """A run scored by the earlier release (C̃, W̃ only) shows its plain accuracy, nothing invented."""
+    from dpcore.runs.evaluation import save_evaluation
+
+    release_score(run.path, 0.5)
+    d = {k: v for k, v in run.evaluation()[RELEASED_KEY].items() if not k.startswith(("per_class", "balanced"))}
+    save_evaluation(run.path, **{RELEASED_KEY: d})
+    score, _ = stored_score(run, run.evaluation())
+    assert score.per_class is None and score.balanced_accuracy is None
+    assert score.accuracy == pytest.approx(d["correct"] / (d["correct"] + d["wrong"]))
 
 
 def test_an_edited_score_is_not_shown(run):
@@ -78,12 +91,14 @@ def test_an_edited_score_is_not_shown(run):
 
 
 @pytest.mark.parametrize("bad", [{"partition": "everyone"}, {"correct": "7"}, {"record_index": True},
-                                 {"wrong": "inf"}])
+                                 {"wrong": "inf"}, {"per_class": [[1.0, 2.0, 3.0]]}, {"per_class": [["1", 2.0]]},
+                                 {"per_class": []}, {"per_class": "[[1, 2]]"}])
 def test_check_evaluation_refuses_a_bad_released_score(run, bad):
     from dpcore.runs.safety import check_evaluation
 
     d = {"correct": 1.0, "wrong": 2.0, "noise_multiplier": 3.0, "record_index": 4, "partition": "heldout"}
     check_evaluation({RELEASED_KEY: d})
+    check_evaluation({RELEASED_KEY: {**d, "per_class": [[0.5, 1.0], [0.5, 1.0]]}})
     with pytest.raises(RunError, match="released_score"):
         check_evaluation({RELEASED_KEY: {**d, **bad}})
 
@@ -158,6 +173,7 @@ def test_cli_release_score_and_its_bad_arguments(run, capsys):
     assert main(["evaluate", str(run.path), "--n-targets", "20", "--release-score", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["released_score"]["partition"] == "heldout"
+    assert set(out["released_score"]) >= {"balanced_accuracy", "balanced_noise_sd", "accuracy"}
     assert out["released_score"]["epsilon"] == pytest.approx(0.1, rel=1e-9)
     assert out["epsilon"] == pytest.approx(out["released_score"]["run_epsilon"])
     assert len(run.ledger()) == n + 1
