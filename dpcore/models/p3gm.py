@@ -49,6 +49,30 @@ def clip_codes(Z: np.ndarray, radius: float | None) -> np.ndarray:
     return (Z * np.minimum(1.0, radius / np.maximum(norms, 1e-12))).astype(np.float32)
 
 
+def released_row_norm(heads, mean: np.ndarray, column_variance: np.ndarray | None) -> float:
+    """The typical norm of a centred row ‖x − m‖ (≥ 1), from DP-PCA's released mean m and the
+    released covariance diagonal C of the normalised rows u = (x − m)/‖x − m‖.
+
+    A one-hot or 0/1 column's variance is m_j(1 − m_j) exactly, and C_jj ≈ var_j/‖x − m‖², so
+    over those columns ‖x − m‖² ≈ Σ m_j(1 − m_j) / Σ C_jj. Without such columns (or when the noisy
+    sum is not positive): the upper bound √Σ m_j(1 − m_j) over every column (var ≤ m(1 − m) in
+    [0, 1]). Both are post-processing of released values: no privacy cost."""
+    from dpcore.models.heads import BINARY, SOFTMAX
+
+    m = np.clip(np.asarray(mean, np.float64), 0.0, 1.0)
+    bound = math.sqrt(float(np.sum(m * (1.0 - m))))
+    binary = np.zeros(m.shape[0], bool)
+    for h in heads.heads:
+        if h.kind in (SOFTMAX, BINARY):
+            binary[h.start:h.stop] = True
+    if column_variance is not None and binary.any():
+        c = float(np.sum(np.asarray(column_variance, np.float64)[binary]))
+        v = float(np.sum((m * (1.0 - m))[binary]))
+        if c > 0 and v > 0:
+            return float(min(max(1.0, math.sqrt(v / c)), max(1.0, bound)))
+    return max(1.0, bound)
+
+
 class P3GM(NeuralSynthesizer):
     """P3GM synthesizer (see the module docstring). `P3GM(pca_dim=10).fit(train).sample(100)`."""
 
@@ -61,7 +85,8 @@ class P3GM(NeuralSynthesizer):
     sweep_axes = {"epsilon": (0.5, 1.0, 2.0, 4.0), "encoder_share": (0.1, 0.3, 0.5)}
     variational = True
     legacy_defaults = {"pca_pool": 1, "mean_clip_norm": 1.0, "label_shares": "decoder", "tabular_heads": "flat",
-                       "category_shares": "decoder", "numeric_atoms": False}
+                       "category_shares": "decoder", "numeric_atoms": False, "warmup_scale": 1.0,
+                       "warmup_residual": False}
 
     def __init__(self, config=None, **overrides):
         super().__init__(config, **overrides)
@@ -267,6 +292,7 @@ class P3GM(NeuralSynthesizer):
         self.code_radius = cfg.radius
         self.pca = {"components": np.asarray(pca.components_, np.float32),
                     "mean": np.asarray(pca.mean_, np.float32)}
+        self._column_variance = np.asarray(pca.noisy_variance_, np.float64)  # warm-up only, not saved
         return self._codes(X)
 
     def _fit_prior(self, Z: np.ndarray, sig: dict, rng: np.random.Generator) -> None:
@@ -312,13 +338,18 @@ class P3GM(NeuralSynthesizer):
         mean = torch.as_tensor(self.pca["mean"], device=self.device)
         up = (None if self.projection is None else  # pooled column → the columns it averaged
               torch.as_tensor((self.projection > 0).T.astype(np.float32), device=self.device))
+        spread = self._warmup_spread()
+        residual = self._warmup_residual(spread)
         opt = torch.optim.Adam(self.decoder.parameters(), lr=cfg.lr)
         rng = np.random.default_rng([cfg.seed, 1])
         for _ in range(steps):
             z, _ = mog_sample(cfg.batch_size, self.mog["weights"], self.mog["means"],
                                 self.mog["variances"], rng)
             z = torch.as_tensor(clip_codes(z, self.code_radius), device=self.device)
-            target = z @ comps.T + mean
+            target = spread * (z @ comps.T) + mean
+            if residual is not None:
+                target = target + residual * torch.as_tensor(rng.standard_normal(target.shape), dtype=target.dtype,
+                                                             device=self.device)
             if up is not None:
                 target = target @ up
             if cfg.pca_codes == "normalized" and self.heads is None:  # unit-norm rows → pixels peak at 1
@@ -334,6 +365,43 @@ class P3GM(NeuralSynthesizer):
             check_finite(value, "warmup", prog.step + 1)
             if not prog.event("warmup", {"recon": value, "loss": value}):
                 return
+
+    def _warmup_spread(self) -> float:
+        """The factor the warm-up's reconstructed deviations are scaled by (`warmup_scale`): 1 for
+        images; for tables the setting, or the typical ‖x − m‖ the rows were divided by, from
+        released values (`released_row_norm`). Recorded in calibration."""
+        cfg = self.config
+        if self.heads is None or cfg.pca_codes != "normalized":
+            return 1.0
+        if cfg.warmup_scale is not None:
+            spread = float(cfg.warmup_scale)
+        else:
+            spread = released_row_norm(self.heads, self.pca["mean"], getattr(self, "_column_variance", None))
+        self.calibration["warmup_spread"] = spread
+        return spread
+
+    def _warmup_residual(self, spread: float) -> torch.Tensor | None:
+        """Per-column std of the noise the warm-up adds to the numeric columns (`warmup_residual`):
+        what the released covariance's diagonal holds beyond the prior's reconstruction, spread like
+        the deviations (probabilistic PCA's x = Wz + μ + ε). Without it a column the top components
+        miss (one that is independent of the rest) is generated at its mean."""
+        cfg = self.config
+        variance = getattr(self, "_column_variance", None)
+        if self.heads is None or not cfg.warmup_residual or variance is None or cfg.pca_codes != "normalized":
+            return None
+        from dpcore.models.heads import BINS, GAUSSIAN
+
+        w, mu, v = (np.asarray(self.mog[k], np.float64) for k in ("weights", "means", "variances"))
+        w = w / w.sum()
+        centre = w @ mu
+        code_var = w @ (v + mu ** 2) - centre ** 2  # the prior's variance per latent dimension
+        V = np.asarray(self.pca["components"], np.float64)
+        left = np.maximum(variance - (V ** 2) @ code_var, 0.0)
+        std = np.zeros_like(left)
+        for h in self.heads.heads:
+            if h.kind in (BINS, GAUSSIAN):
+                std[h.start:h.stop] = spread * np.sqrt(left[h.start:h.stop])
+        return torch.as_tensor(std, dtype=torch.float32, device=self.device)
 
     def _logvar(self, x: torch.Tensor) -> torch.Tensor:
         return self.encoder(x).clamp(-12.0, 6.0)
