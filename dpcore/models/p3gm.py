@@ -38,6 +38,7 @@ from dpcore.models.p3gm_config import PCA_DIM, P3GMAEConfig, P3GMConfig, PGMConf
 from dpcore.models.rows import image_pool_matrix, pooled_width, split_output
 from dpcore.models.synthesizer import DataFacts, FitRun, Plan
 from dpcore.models.training import FitProgress, check_finite, train_sgd
+from dpcore.models.warmup import WarmupTargets, warmup_targets
 from dpcore.privacy.randomness import NoiseSource
 
 
@@ -47,30 +48,6 @@ def clip_codes(Z: np.ndarray, radius: float | None) -> np.ndarray:
         return Z.astype(np.float32)
     norms = np.linalg.norm(Z, axis=1, keepdims=True)
     return (Z * np.minimum(1.0, radius / np.maximum(norms, 1e-12))).astype(np.float32)
-
-
-def released_row_norm(heads, mean: np.ndarray, column_variance: np.ndarray | None) -> float:
-    """The typical norm of a centred row ‖x − m‖ (≥ 1), from DP-PCA's released mean m and the
-    released covariance diagonal C of the normalised rows u = (x − m)/‖x − m‖.
-
-    A one-hot or 0/1 column's variance is m_j(1 − m_j) exactly, and C_jj ≈ var_j/‖x − m‖², so
-    over those columns ‖x − m‖² ≈ Σ m_j(1 − m_j) / Σ C_jj. Without such columns (or when the noisy
-    sum is not positive): the upper bound √Σ m_j(1 − m_j) over every column (var ≤ m(1 − m) in
-    [0, 1]). Both are post-processing of released values: no privacy cost."""
-    from dpcore.models.heads import BINARY, SOFTMAX
-
-    m = np.clip(np.asarray(mean, np.float64), 0.0, 1.0)
-    bound = math.sqrt(float(np.sum(m * (1.0 - m))))
-    binary = np.zeros(m.shape[0], bool)
-    for h in heads.heads:
-        if h.kind in (SOFTMAX, BINARY):
-            binary[h.start:h.stop] = True
-    if column_variance is not None and binary.any():
-        c = float(np.sum(np.asarray(column_variance, np.float64)[binary]))
-        v = float(np.sum((m * (1.0 - m))[binary]))
-        if c > 0 and v > 0:
-            return float(min(max(1.0, math.sqrt(v / c)), max(1.0, bound)))
-    return max(1.0, bound)
 
 
 class P3GM(NeuralSynthesizer):
@@ -86,7 +63,7 @@ class P3GM(NeuralSynthesizer):
     variational = True
     legacy_defaults = {"pca_pool": 1, "mean_clip_norm": 1.0, "label_shares": "decoder", "tabular_heads": "flat",
                        "category_shares": "decoder", "numeric_atoms": False, "warmup_scale": 1.0,
-                       "warmup_residual": False}
+                       "warmup_residual": False, "warmup_columns": False}
 
     def __init__(self, config=None, **overrides):
         super().__init__(config, **overrides)
@@ -338,18 +315,17 @@ class P3GM(NeuralSynthesizer):
         mean = torch.as_tensor(self.pca["mean"], device=self.device)
         up = (None if self.projection is None else  # pooled column → the columns it averaged
               torch.as_tensor((self.projection > 0).T.astype(np.float32), device=self.device))
-        spread = self._warmup_spread()
-        residual = self._warmup_residual(spread)
+        shape = self._warmup_targets()
         opt = torch.optim.Adam(self.decoder.parameters(), lr=cfg.lr)
         rng = np.random.default_rng([cfg.seed, 1])
         for _ in range(steps):
             z, _ = mog_sample(cfg.batch_size, self.mog["weights"], self.mog["means"],
                                 self.mog["variances"], rng)
             z = torch.as_tensor(clip_codes(z, self.code_radius), device=self.device)
-            target = spread * (z @ comps.T) + mean
-            if residual is not None:
-                target = target + residual * torch.as_tensor(rng.standard_normal(target.shape), dtype=target.dtype,
-                                                             device=self.device)
+            target = z @ comps.T
+            if shape is not None:
+                target = shape.deviations(target, rng)
+            target = target + mean
             if up is not None:
                 target = target @ up
             if cfg.pca_codes == "normalized" and self.heads is None:  # unit-norm rows → pixels peak at 1
@@ -366,42 +342,16 @@ class P3GM(NeuralSynthesizer):
             if not prog.event("warmup", {"recon": value, "loss": value}):
                 return
 
-    def _warmup_spread(self) -> float:
-        """The factor the warm-up's reconstructed deviations are scaled by (`warmup_scale`): 1 for
-        images; for tables the setting, or the typical ‖x − m‖ the rows were divided by, from
-        released values (`released_row_norm`). Recorded in calibration."""
+    def _warmup_targets(self) -> WarmupTargets | None:
+        """Tables with per-column heads: how the warm-up spreads the DP-PCA reconstruction
+        (dpcore.models.warmup; released values only). None for images and raw codes."""
         cfg = self.config
         if self.heads is None or cfg.pca_codes != "normalized":
-            return 1.0
-        if cfg.warmup_scale is not None:
-            spread = float(cfg.warmup_scale)
-        else:
-            spread = released_row_norm(self.heads, self.pca["mean"], getattr(self, "_column_variance", None))
-        self.calibration["warmup_spread"] = spread
-        return spread
-
-    def _warmup_residual(self, spread: float) -> torch.Tensor | None:
-        """Per-column std of the noise the warm-up adds to the numeric columns (`warmup_residual`):
-        what the released covariance's diagonal holds beyond the prior's reconstruction, spread like
-        the deviations (probabilistic PCA's x = Wz + μ + ε). Without it a column the top components
-        miss (one that is independent of the rest) is generated at its mean."""
-        cfg = self.config
-        variance = getattr(self, "_column_variance", None)
-        if self.heads is None or not cfg.warmup_residual or variance is None or cfg.pca_codes != "normalized":
             return None
-        from dpcore.models.heads import BINS, GAUSSIAN
-
-        w, mu, v = (np.asarray(self.mog[k], np.float64) for k in ("weights", "means", "variances"))
-        w = w / w.sum()
-        centre = w @ mu
-        code_var = w @ (v + mu ** 2) - centre ** 2  # the prior's variance per latent dimension
-        V = np.asarray(self.pca["components"], np.float64)
-        left = np.maximum(variance - (V ** 2) @ code_var, 0.0)
-        std = np.zeros_like(left)
-        for h in self.heads.heads:
-            if h.kind in (BINS, GAUSSIAN):
-                std[h.start:h.stop] = spread * np.sqrt(left[h.start:h.stop])
-        return torch.as_tensor(std, dtype=torch.float32, device=self.device)
+        targets = warmup_targets(self.heads, self.pca, self.mog, getattr(self, "_column_variance", None),
+                                 self.code_radius, cfg, seed=cfg.seed)
+        self.calibration.update(targets.summary())
+        return targets
 
     def _logvar(self, x: torch.Tensor) -> torch.Tensor:
         return self.encoder(x).clamp(-12.0, 6.0)

@@ -71,6 +71,10 @@ class PGMConfig(ModelConfig):
                                    "column the variance DP-PCA's released covariance gives it beyond the "
                                    "top components (probabilistic PCA; post-processing, no privacy cost), so "
                                    "a column the components miss is not generated at its mean")
+    warmup_columns: bool = hparam(True, "tables with per-column heads: the warm-up gives each numeric column the "
+                                  "variance DP-PCA's released covariance diagonal says it has (a factor within "
+                                  "0.5–2 on its deviations; post-processing, no privacy cost): the noisy "
+                                  "components and prior spread the reconstruction evenly over the columns")
     pca_center: str = hparam("noisy", "centre for PCA: 'noisy' (a private mean, in the ledger), 'public' (0.5) "
                              "or 'none'", choices=("noisy", "public", "none"))
     mean_clip_norm: float | None = positive(None, "L2 clip of the rows in DP-PCA's noisy mean: None = √D, the "
