@@ -23,12 +23,12 @@ def test_table_rows():
            "tvd_1way_train": 0.0031, "tvd_2way_train": 0.0172, "tvd_1way_test": 0.0125, "tvd_2way_test": 0.0268,
            "auc_logistic_regression": float("nan"), "auc_gradient_boosting": 0.556, "classes": "1/2", "fit_s": 15.2}
     floor = dict(row, model="real train", epsilon_target=None, seed=None, epsilon=None, fit_s=None)
-    row.update(q99_worst=0.123, q99_worst_column="wage", mass_worst=0.4, mass_worst_column="debt",
+    row.update(q99_worst=0.123, q99_worst_column="wage", q99_off="1/2", mass_worst=0.4, mass_worst_column="debt",
                levels_missing=["city=b"])
     lines = tab.table([floor, row]).splitlines()
-    assert len(lines) == 4 and lines[0].count("|") == lines[2].count("|") == 17
+    assert len(lines) == 4 and lines[0].count("|") == lines[2].count("|") == 18
     assert ("| cps1988 | mst | 1 | 0 | 1.0000 | 0.0031 | 0.0172 | 0.0125 | 0.0268 | nan | 0.556 | 1/2 | "
-            "0.12 (wage) | 0.40 (debt) | 1 | 15 |") == lines[3]
+            "0.12 (wage) | 1/2 | 0.40 (debt) | 1 | 15 |") == lines[3]
     assert "| real train | – | – | – |" in lines[2]
 
 
@@ -118,6 +118,7 @@ def test_shape_checks_see_tails_point_masses_and_missing_levels():
     same = tab.shape_checks(r, r)
     assert same["q99_worst"] == 0 and same["mass_worst"] == 0 and same["levels_missing"] == []
     out = tab.shape_checks(r, f)
-    assert out["q99_worst_column"] == "debt" and out["q99_worst"] > 0.5
+    assert out["q99_worst_column"] == "debt" and out["q99_worst"] > 0.5 and out["q99_off"] == "1/1"
+    assert same["q99_off"] == "0/1"
     assert out["mass_worst_column"] == "debt" and out["mass_worst"] == pytest.approx((real["debt"] == 0).mean())
     assert out["levels_missing"] == ["c=b", "c=r"]

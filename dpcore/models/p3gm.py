@@ -38,6 +38,7 @@ from dpcore.models.p3gm_config import PCA_DIM, P3GMAEConfig, P3GMConfig, PGMConf
 from dpcore.models.rows import image_pool_matrix, pooled_width, split_output
 from dpcore.models.synthesizer import DataFacts, FitRun, Plan
 from dpcore.models.training import FitProgress, check_finite, train_sgd
+from dpcore.models.warmup import WarmupTargets, warmup_targets
 from dpcore.privacy.randomness import NoiseSource
 
 
@@ -61,7 +62,8 @@ class P3GM(NeuralSynthesizer):
     sweep_axes = {"epsilon": (0.5, 1.0, 2.0, 4.0), "encoder_share": (0.1, 0.3, 0.5)}
     variational = True
     legacy_defaults = {"pca_pool": 1, "mean_clip_norm": 1.0, "label_shares": "decoder", "tabular_heads": "flat",
-                       "category_shares": "decoder", "numeric_atoms": False}
+                       "category_shares": "decoder", "numeric_atoms": False, "warmup_scale": 1.0,
+                       "warmup_residual": False, "warmup_columns": False}
 
     def __init__(self, config=None, **overrides):
         super().__init__(config, **overrides)
@@ -267,6 +269,7 @@ class P3GM(NeuralSynthesizer):
         self.code_radius = cfg.radius
         self.pca = {"components": np.asarray(pca.components_, np.float32),
                     "mean": np.asarray(pca.mean_, np.float32)}
+        self._column_variance = np.asarray(pca.noisy_variance_, np.float64)  # warm-up only, not saved
         return self._codes(X)
 
     def _fit_prior(self, Z: np.ndarray, sig: dict, rng: np.random.Generator) -> None:
@@ -312,13 +315,17 @@ class P3GM(NeuralSynthesizer):
         mean = torch.as_tensor(self.pca["mean"], device=self.device)
         up = (None if self.projection is None else  # pooled column → the columns it averaged
               torch.as_tensor((self.projection > 0).T.astype(np.float32), device=self.device))
+        shape = self._warmup_targets()
         opt = torch.optim.Adam(self.decoder.parameters(), lr=cfg.lr)
         rng = np.random.default_rng([cfg.seed, 1])
         for _ in range(steps):
             z, _ = mog_sample(cfg.batch_size, self.mog["weights"], self.mog["means"],
                                 self.mog["variances"], rng)
             z = torch.as_tensor(clip_codes(z, self.code_radius), device=self.device)
-            target = z @ comps.T + mean
+            target = z @ comps.T
+            if shape is not None:
+                target = shape.deviations(target, rng)
+            target = target + mean
             if up is not None:
                 target = target @ up
             if cfg.pca_codes == "normalized" and self.heads is None:  # unit-norm rows → pixels peak at 1
@@ -334,6 +341,17 @@ class P3GM(NeuralSynthesizer):
             check_finite(value, "warmup", prog.step + 1)
             if not prog.event("warmup", {"recon": value, "loss": value}):
                 return
+
+    def _warmup_targets(self) -> WarmupTargets | None:
+        """Tables with per-column heads: how the warm-up spreads the DP-PCA reconstruction
+        (dpcore.models.warmup; released values only). None for images and raw codes."""
+        cfg = self.config
+        if self.heads is None or cfg.pca_codes != "normalized":
+            return None
+        targets = warmup_targets(self.heads, self.pca, self.mog, getattr(self, "_column_variance", None),
+                                 self.code_radius, cfg, seed=cfg.seed)
+        self.calibration.update(targets.summary())
+        return targets
 
     def _logvar(self, x: torch.Tensor) -> torch.Tensor:
         return self.encoder(x).clamp(-12.0, 6.0)

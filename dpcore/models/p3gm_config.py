@@ -29,6 +29,12 @@ PCA_DIM = 30  # the paper's best latent size (10–100 work)
 # DP-SGD's noise per step is fixed, so a small dataset gets more passes (its steps are few and cheap).
 EPSILON_BY_SIZE = ((10_000, 1.0), (3_000, 3.0), (0, 10.0))
 EPOCHS_BY_SIZE = ((10_000, None), (0, 10))
+WARMUP_SCALE_HELP = (
+    "tables with per-column heads: the factor the warm-up's targets (the DP-PCA reconstruction) are spread "
+    "by around the noisy mean. PCA saw rows centred and scaled to unit norm, so the reconstruction is about "
+    "1/‖x − m‖ as wide as the data and the tails are cut. None = √Σ m_j(1 − m_j) of DP-PCA's noisy mean m "
+    "(the expected ‖x − m‖ of one-hot and 0/1 columns, an upper bound for numerics; a released value, "
+    "post-processing, no privacy cost); 1 = unscaled (before issue 29). Images ignore it")
 EPOCHS_HELP = ("passes over the training rows in the (DP-)SGD phase; None = 4 for images, and for tables as "
                "many as give about 1000 steps (at least 4)")
 
@@ -60,6 +66,15 @@ class PGMConfig(ModelConfig):
     warmup_steps: int = count(300, "decoder warm-up steps on z ~ prior → inverse-PCA(z) (free post-processing; "
                               "0 = off; skipped for tables with normalized codes, whose inverse is not in "
                               "value space)", low=0)
+    warmup_scale: float | None = positive(None, WARMUP_SCALE_HELP)
+    warmup_residual: bool = hparam(True, "tables with per-column heads: the warm-up adds to each numeric "
+                                   "column the variance DP-PCA's released covariance gives it beyond the "
+                                   "top components (probabilistic PCA; post-processing, no privacy cost), so "
+                                   "a column the components miss is not generated at its mean")
+    warmup_columns: bool = hparam(True, "tables with per-column heads: the warm-up gives each numeric column the "
+                                  "variance DP-PCA's released covariance diagonal says it has (a factor within "
+                                  "0.5–2 on its deviations; post-processing, no privacy cost): the noisy "
+                                  "components and prior spread the reconstruction evenly over the columns")
     pca_center: str = hparam("noisy", "centre for PCA: 'noisy' (a private mean, in the ledger), 'public' (0.5) "
                              "or 'none'", choices=("noisy", "public", "none"))
     mean_clip_norm: float | None = positive(None, "L2 clip of the rows in DP-PCA's noisy mean: None = √D, the "

@@ -154,6 +154,9 @@ class DPPCA:
             S += symmetric_gaussian_noise(d, self.noise_multiplier * c * c, rng)
             ledger.add(MechanismRecord(PCA_RECORD, "gaussian", self.noise_multiplier,
                                        sensitivity=c * c, noise=noise_kind(rng)))
+        # the released covariance's diagonal (post-processing, free): each column's share of the
+        # centred, normalised rows' variance, which the top components leave partly unexplained
+        self.noisy_variance_ = np.diag(S).copy() / denom
         vals, vecs = np.linalg.eigh(S)
         order = np.argsort(vals)[::-1][: self.pca_dim]
         vecs = vecs[:, order]
