@@ -7,8 +7,14 @@ Models (docs/references.md#p3gm, #dp-sgd): the P3GM decoder (30→1000→ReLU→
 (794→1000→(30 mean, 30 log-var)→1000→794, reparameterised, squared error + KL), batch 300,
 Adam 1e-3, C = 1, σ = 1.2. Every variant has its own copy of the model and optimiser; the variants
 are timed interleaved (one step each per repeat) so drift hits all alike; medians are reported.
-`dp_ms` is the engine's step on a fixed batch of 300 (forward + per-example loss + dp.step); the
-Poisson sampling of indices (n = 63 000) is timed separately as `poisson_ms`.
+`dp_ms` is the engine's step on a fixed batch of 300 (forward + per-example loss + dp.step) with
+its secret noise (what a user's run draws); the Poisson sampling of indices (n = 63 000) is timed
+separately as `poisson_ms`.
+
+A ratio on a shared machine means little without the load it was taken under, so every row carries
+the load average (1 min) before and after its model, the CPU count, and how many CPUs the whole
+machine kept busy meanwhile (from /proc/stat; `busy_cpus`, of which `own_cpus` were this process):
+the table prints them beside the ratios, --json has them as fields.
 """
 from __future__ import annotations
 
@@ -82,8 +88,7 @@ def variants(model, loss_fn):
 
     m2 = copy.deepcopy(model)
     dp = DPSGD(m2, torch.optim.Adam(m2.parameters(), lr=LR), noise_multiplier=SIGMA,
-               max_grad_norm=C, n=N, expected_batch_size=BATCH, ledger=PrivacyLedger(),
-               generator=torch.Generator().manual_seed(0))
+               max_grad_norm=C, n=N, expected_batch_size=BATCH, ledger=PrivacyLedger())
     out["dp"] = lambda: dp.step(loss_fn(m2, data["x"], data["y"]))
     out["poisson"] = dp.poisson_batch
 
@@ -113,7 +118,49 @@ def variants(model, loss_fn):
     return out, data
 
 
+def _cpu_jiffies() -> tuple[int, int] | None:
+    """(busy, total) jiffies of all CPUs since boot from /proc/stat; None off Linux."""
+    try:
+        with open("/proc/stat") as f:
+            fields = [int(v) for v in f.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)      # idle + iowait
+    return sum(fields[:8]) - idle, sum(fields[:8])
+
+
+class MachineLoad:
+    """Load average before/after and the machine's busy CPUs over a `with` block."""
+
+    def __enter__(self):
+        self.load_before = os.getloadavg()[0]
+        self.jiffies = _cpu_jiffies()
+        self.wall, self.cpu = time.perf_counter(), time.process_time()
+        return self
+
+    def __exit__(self, *exc):
+        self.load_after = os.getloadavg()[0]
+        wall = time.perf_counter() - self.wall
+        self.own_cpus = (time.process_time() - self.cpu) / wall
+        end, cpus = _cpu_jiffies(), os.cpu_count() or 1
+        self.busy_cpus = None
+        if self.jiffies is not None and end is not None and end[1] > self.jiffies[1]:
+            self.busy_cpus = cpus * (end[0] - self.jiffies[0]) / (end[1] - self.jiffies[1])
+        self.cpus = cpus
+
+    def fields(self) -> dict:
+        return {"load_avg_1min_before": self.load_before, "load_avg_1min_after": self.load_after,
+                "cpus": self.cpus, "busy_cpus": self.busy_cpus, "own_cpus": self.own_cpus}
+
+
 def bench_model(name, model, loss_fn, xs, ys, repeats, warmup, clock=time.perf_counter):
+    with MachineLoad() as load:
+        row = _bench_model(name, model, loss_fn, xs, ys, repeats, warmup, clock)
+    row.update(load.fields())
+    return row
+
+
+def _bench_model(name, model, loss_fn, xs, ys, repeats, warmup, clock):
     steps, data = variants(model, loss_fn)
     g = torch.Generator().manual_seed(1)
     times = {k: [] for k in steps}
@@ -130,10 +177,10 @@ def bench_model(name, model, loss_fn, xs, ys, repeats, warmup, clock=time.perf_c
     row = {"model": name, "batch": BATCH, "plain_ms": med["plain"], "dp_ms": med["dp"],
            "opacus_ghost_ms": med["opacus_ghost"], "opacus_hooks_ms": med["opacus_hooks"],
            "poisson_ms": med["poisson"], "repeats": repeats,
-           "threads": torch.get_num_threads(), "load_avg_1min": os.getloadavg()[0]}
+           "threads": torch.get_num_threads()}
     for k in ("dp", "opacus_ghost", "opacus_hooks"):
         row[f"{k}_over_plain"] = med[k] / med["plain"]
-    # minima: less sensitive to other processes on a shared machine (see load_avg_1min)
+    # minima: less sensitive to other processes on a shared machine (see the load fields)
     for k in ("plain", "dp", "opacus_ghost", "opacus_hooks"):
         row[f"{k}_min_ms"] = best[k]
     row["dp_over_plain_min"] = best["dp"] / best["plain"]
@@ -162,17 +209,20 @@ def main(argv=None) -> int:
                               for k, v in r.items()}))
         return 0
     hdr = f"{'model':14s} {'batch':>5s} {'plain':>8s} {'dp':>8s} {'ghost':>8s} {'hooks':>8s}" \
-          f" {'dp/pl':>6s} {'gh/pl':>6s} {'hk/pl':>6s} {'poisson':>8s}"
+          f" {'dp/pl':>6s} {'gh/pl':>6s} {'hk/pl':>6s} {'poisson':>8s}  {'load 1 min':>11s} {'busy/cpus':>10s}"
     print(hdr)
     for r in rows:
+        busy = "n/a" if r["busy_cpus"] is None else f"{r['busy_cpus']:.1f}/{r['cpus']}"
         print(f"{r['model']:14s} {r['batch']:5d} {r['plain_ms']:8.1f} {r['dp_ms']:8.1f} "
               f"{r['opacus_ghost_ms']:8.1f} {r['opacus_hooks_ms']:8.1f} "
               f"{r['dp_over_plain']:6.2f} {r['opacus_ghost_over_plain']:6.2f} "
-              f"{r['opacus_hooks_over_plain']:6.2f} {r['poisson_ms']:8.2f}")
-    print(f"(ms per step, median of {args.repeats}, {args.threads} threads; "
+              f"{r['opacus_hooks_over_plain']:6.2f} {r['poisson_ms']:8.2f}  "
+              f"{r['load_avg_1min_before']:5.1f}→{r['load_avg_1min_after']:<5.1f} {busy:>10s}")
+    print(f"(ms per step, median of {args.repeats}, {args.threads} threads, {args.clock} clock; "
           f"best-case dp/plain: " + ", ".join(f"{r['model']} {r['dp_over_plain_min']:.2f}"
                                                for r in rows)
-          + f"; load average {os.getloadavg()[0]:.1f})")
+          + "; load: the 1-min load average before→after each model; busy/cpus: CPUs the whole "
+          "machine kept busy meanwhile, of all)")
     return 0
 
 

@@ -200,14 +200,22 @@ def _row_sq(x: torch.Tensor) -> torch.Tensor:
 
 def linear_clipped_sum_(out: torch.Tensor, uses: list[tuple[LinearCall, str]], role: str,
                         c: torch.Tensor, b: int) -> None:
-    """out += Σ_i c_i ∂loss_i/∂p for a fast-path parameter (one re-weighted matmul)."""
+    """out += Σ_i c_i ∂loss_i/∂p for a fast-path parameter (one re-weighted matmul).
+
+    Single 2-D use: the bias sum is one matrix–vector product gᵀc, and for the weight only the
+    narrower of g (b, out) and a (b, in) is re-weighted (the P3GM decoder's first layer scales
+    its 30-wide input, not its 1 000-wide output gradient): the copy is the only extra pass over
+    memory the clipped sum makes beyond the matmul a plain step also does.
+    """
     if len(uses) == 1 and uses[0][0].a.dim() == 2:
         call = uses[0][0]
-        gc = _out_grad(call) * c[:, None]
+        g, a = _out_grad(call), call.a
         if role == "bias":
-            out.add_(gc.sum(0))
+            out.addmv_(g.t(), c)
+        elif a.shape[1] < g.shape[1]:
+            out.addmm_(g.t(), a * c[:, None])
         else:
-            out.addmm_(gc.t(), call.a)
+            out.addmm_((g * c[:, None]).t(), a)
         return
     a, g = _stacked(uses, b)
     gc = g * c[:, None, None]
