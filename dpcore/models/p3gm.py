@@ -111,7 +111,9 @@ class P3GM(NeuralSynthesizer):
 
         cal = calibrate_p3gm(config.epsilon, config.delta, config.encoder_share, facts.n, config.batch_size,
                              config.epochs, components=config.components, em_iters=config.em_iters,
-                             center=config.pca_center, spent=with_count(facts.spent_ledger())).to_dict()
+                             center=config.pca_center, em_fraction=config.em_share,
+                             mean_ratio=config.mean_noise_ratio,
+                             spent=with_count(facts.spent_ledger())).to_dict()
         noise = {"σ_p  (DP-PCA)": cal["pca_sigma"], "σ_e  (DP-EM)": cal["em_sigma"],
                  "σ_s  (DP-SGD)": cal["sgd_sigma"]}
         notes = [] if cal.get("achieved_share") is None else [
@@ -246,6 +248,7 @@ class P3GM(NeuralSynthesizer):
         cfg = self.config
         cal = calibrate_p3gm(eps, delta, cfg.encoder_share, n, cfg.batch_size, cfg.epochs,
                              components=cfg.components, em_iters=cfg.em_iters, center=cfg.pca_center,
+                             em_fraction=cfg.em_share, mean_ratio=cfg.mean_noise_ratio,
                              spent=self.ledger)  # fit() starts self.ledger with the data ledger
         sig = {"pca_sigma": cal.pca_sigma, "em_sigma": cal.em_sigma, "sgd_sigma": cal.sgd_sigma,
                "mean_sigma": cal.mean_sigma}
@@ -365,7 +368,7 @@ class P3GM(NeuralSynthesizer):
                          ledger=self.ledger, noise_multiplier=sig.get("sgd_sigma", 0.0),
                          max_grad_norm=getattr(cfg, "max_grad_norm", 1.0),
                          generator=noise_gen, device=self.device, progress=prog, noise=noise,
-                         released_n=self.released_rows)
+                         released_n=self.released_rows, ema_decay=cfg.ema_decay)
 
     # ------------------------------------------------------------------ persistence
     def _extra_tensors(self) -> dict[str, np.ndarray]:

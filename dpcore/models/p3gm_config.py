@@ -49,6 +49,9 @@ class PGMConfig(ModelConfig):
                                          "None = 300, or a quarter of the rows when 300 is not below them",
                                    auto=300)
     lr: float = positive(1e-3, "Adam learning rate")
+    ema_decay: float = hparam(0.0, "decay d of an exponential moving average of the (DP-)SGD iterates, which the "
+                              "model keeps and samples from (post-processing: no privacy cost; averages "
+                              "DP-SGD's noise out); 0 = the last iterate", low=0, high=1, high_open=True)
     tabular_heads: str = hparam("per-column", TABULAR_HEADS_HELP, choices=("per-column", "flat"))
     numeric_bins: int = count(50, NUMERIC_BINS_HELP, low=0)
     numeric_atoms: bool = hparam(True, NUMERIC_ATOMS_HELP)
@@ -107,6 +110,12 @@ class P3GMConfig(PGMConfig):
     encoder_share: float = hparam(0.3, "share of the budget spent on DP-PCA + DP-EM (0.1–0.3 works best)",
                                   low=0, high=1, low_open=True, high_open=True, group="budget")
     max_grad_norm: float = positive(1.0, "per-example gradient clipping norm C of DP-SGD")
+    em_share: float = hparam(0.13, "share of the encoder's budget spent on DP-EM (the rest: DP-PCA and its "
+                             "mean); with one component every EM iteration releases the same moments, so "
+                             "em_iters = 1 needs about 1/20 of the default share", low=0, high=1,
+                             low_open=True, high_open=True, group="budget")
+    mean_noise_ratio: float = positive(2.0, "noise multiplier of DP-PCA's mean over its covariance's (the mean "
+                                       "costs 1/ratio² of the covariance's budget)", group="budget")
     reproducible_noise: bool = hparam(False, REPRODUCIBLE_NOISE_HELP)
 
 
