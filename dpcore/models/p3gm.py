@@ -34,7 +34,14 @@ from dpcore.models import networks
 from dpcore.models.label_shares import CALIBRATION_DRAWS, level_shares, sample_with_quotas, shares_from_mean
 from dpcore.models.mixture import diag_gauss_logpdf, mog_logpdf, mog_sample
 from dpcore.models.neural import NeuralSynthesizer, _replace
-from dpcore.models.p3gm_config import PCA_DIM, P3GMAEConfig, P3GMConfig, PGMConfig  # noqa: F401 (re-exported)
+from dpcore.models.p3gm_config import (  # noqa: F401 (re-exported)
+    IMAGE_SCHEDULE,
+    IMAGE_SCHEDULE_ROWS,
+    PCA_DIM,
+    P3GMAEConfig,
+    P3GMConfig,
+    PGMConfig,
+)
 from dpcore.models.rows import image_pool_matrix, pooled_width, split_output
 from dpcore.models.synthesizer import DataFacts, FitRun, Plan
 from dpcore.models.training import FitProgress, check_finite, train_sgd
@@ -61,7 +68,8 @@ class P3GM(NeuralSynthesizer):
     sweep_axes = {"epsilon": (0.5, 1.0, 2.0, 4.0), "encoder_share": (0.1, 0.3, 0.5)}
     variational = True
     legacy_defaults = {"pca_pool": 1, "mean_clip_norm": 1.0, "label_shares": "decoder", "tabular_heads": "flat",
-                       "category_shares": "decoder", "numeric_atoms": False}
+                       "category_shares": "decoder", "numeric_atoms": False, "ema_decay": 0.0}
+    size_auto_fields = ("batch_size", "epochs", "lr", "ema_decay")  # the image schedule reads the row count
 
     def __init__(self, config=None, **overrides):
         super().__init__(config, **overrides)
@@ -75,8 +83,16 @@ class P3GM(NeuralSynthesizer):
     # ------------------------------------------------------------------ plan
     @classmethod
     def _resolve(cls, config, facts: DataFacts):
-        """pca_dim fits the columns DP-PCA sees (after pca_pool); None = 30 or fewer."""
-        config, adapted, limits = super()._resolve(config, facts)
+        """pca_dim fits the columns DP-PCA sees (after pca_pool); None = 30 or fewer. A private
+        model on images of at least IMAGE_SCHEDULE_ROWS rows fills its auto DP-SGD fields from
+        IMAGE_SCHEDULE; otherwise lr and ema_decay take their declared auto values."""
+        from dpcore.models.params import config_fields
+
+        big_images = (cls.private and facts.image_shape is not None and facts.n >= IMAGE_SCHEDULE_ROWS)
+        autos = {p.name: p.auto for p in config_fields(type(config)) if p.name in ("lr", "ema_decay")}
+        fill = {k: (IMAGE_SCHEDULE[k] if big_images else autos.get(k)) for k in IMAGE_SCHEDULE
+                if getattr(config, k) is None and (big_images or k in autos)}
+        config, adapted, limits = super()._resolve(_replace(config, **fill) if fill else config, facts)
         top = pooled_width(facts.n_features, facts.image_shape, config.pca_pool, facts.n_classes)
         limits["pca_dim"] = top
         where = (f"{top} columns left after pca_pool" if top != facts.width

@@ -259,3 +259,20 @@ def test_budget_split_settings_reach_the_ledger(digits):
     for kw in ({"ema_decay": 1.0}, {"em_share": 0.0}, {"mean_noise_ratio": 0.0}):
         with pytest.raises(InvalidParameter, match=next(iter(kw))):
             make_model("p3gm", **kw)
+
+
+def test_image_schedule_fills_only_the_auto_fields_of_private_models_on_large_image_sets():
+    from dpcore.models import get_model
+    from dpcore.models.p3gm import IMAGE_SCHEDULE
+    from dpcore.models.synthesizer import DataFacts
+
+    big = DataFacts(n=20_000, n_features=196, n_classes=10, image_shape=(14, 14))
+    small = DataFacts(n=1_438, n_features=64, n_classes=10, image_shape=(8, 8))
+    table = DataFacts(n=20_000, n_features=12, n_classes=2)
+    cfg = get_model("p3gm").plan(None, big).config
+    assert {k: getattr(cfg, k) for k in IMAGE_SCHEDULE} == IMAGE_SCHEDULE
+    cfg = get_model("p3gm").plan(make_model("p3gm", lr=5e-4, ema_decay=0.0).config, big).config
+    assert (cfg.lr, cfg.ema_decay, cfg.batch_size) == (5e-4, 0.0, IMAGE_SCHEDULE["batch_size"])
+    for name, facts in (("p3gm", small), ("p3gm", table), ("pgm", big)):  # the declared autos
+        cfg = get_model(name).plan(None, facts).config
+        assert (cfg.lr, cfg.ema_decay, cfg.batch_size) == (1e-3, 0.0, min(300, facts.n // 4)), name
