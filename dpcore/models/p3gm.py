@@ -93,6 +93,11 @@ class P3GM(NeuralSynthesizer):
         fill = {k: (IMAGE_SCHEDULE[k] if big_images else autos.get(k)) for k in IMAGE_SCHEDULE
                 if getattr(config, k) is None and (big_images or k in autos)}
         config, adapted, limits = super()._resolve(_replace(config, **fill) if fill else config, facts)
+        if big_images:
+            declared = {p.name: p.auto for p in config_fields(type(config)) if p.name in fill}
+            adapted.update({k: f"{declared[k]:g} → {v:g}: P3GM's image schedule on {facts.n} "
+                               f"{'released ' if facts.released else ''}rows (≥ {IMAGE_SCHEDULE_ROWS})"
+                            for k, v in fill.items() if declared.get(k) is not None and declared[k] != v})
         top = pooled_width(facts.n_features, facts.image_shape, config.pca_pool, facts.n_classes)
         limits["pca_dim"] = top
         where = (f"{top} columns left after pca_pool" if top != facts.width

@@ -269,8 +269,9 @@ def test_image_schedule_fills_only_the_auto_fields_of_private_models_on_large_im
     big = DataFacts(n=20_000, n_features=196, n_classes=10, image_shape=(14, 14))
     small = DataFacts(n=1_438, n_features=64, n_classes=10, image_shape=(8, 8))
     table = DataFacts(n=20_000, n_features=12, n_classes=2)
-    cfg = get_model("p3gm").plan(None, big).config
-    assert {k: getattr(cfg, k) for k in IMAGE_SCHEDULE} == IMAGE_SCHEDULE
+    plan = get_model("p3gm").plan(None, big)
+    assert {k: getattr(plan.config, k) for k in IMAGE_SCHEDULE} == IMAGE_SCHEDULE
+    assert "300 → 1000: P3GM's image schedule" in plan.adapted["batch_size"] and "lr" in plan.adapted
     cfg = get_model("p3gm").plan(make_model("p3gm", lr=5e-4, ema_decay=0.0).config, big).config
     assert (cfg.lr, cfg.ema_decay, cfg.batch_size) == (5e-4, 0.0, IMAGE_SCHEDULE["batch_size"])
     for name, facts in (("p3gm", small), ("p3gm", table), ("pgm", big)):  # the declared autos
