@@ -34,7 +34,14 @@ from dpcore.models import networks
 from dpcore.models.label_shares import CALIBRATION_DRAWS, level_shares, sample_with_quotas, shares_from_mean
 from dpcore.models.mixture import diag_gauss_logpdf, mog_logpdf, mog_sample
 from dpcore.models.neural import NeuralSynthesizer, _replace
-from dpcore.models.p3gm_config import PCA_DIM, P3GMAEConfig, P3GMConfig, PGMConfig  # noqa: F401 (re-exported)
+from dpcore.models.p3gm_config import (  # noqa: F401 (re-exported)
+    IMAGE_SCHEDULE,
+    IMAGE_SCHEDULE_ROWS,
+    PCA_DIM,
+    P3GMAEConfig,
+    P3GMConfig,
+    PGMConfig,
+)
 from dpcore.models.rows import image_pool_matrix, pooled_width, split_output
 from dpcore.models.synthesizer import DataFacts, FitRun, Plan
 from dpcore.models.training import FitProgress, check_finite, train_sgd
@@ -63,7 +70,8 @@ class P3GM(NeuralSynthesizer):
     variational = True
     legacy_defaults = {"pca_pool": 1, "mean_clip_norm": 1.0, "label_shares": "decoder", "tabular_heads": "flat",
                        "category_shares": "decoder", "numeric_atoms": False, "warmup_scale": 1.0,
-                       "warmup_residual": False, "warmup_columns": False}
+                       "warmup_residual": False, "warmup_columns": False, "ema_decay": 0.0}
+    size_auto_fields = ("batch_size", "epochs", "lr", "ema_decay")  # the image schedule reads the row count
 
     def __init__(self, config=None, **overrides):
         super().__init__(config, **overrides)
@@ -77,8 +85,22 @@ class P3GM(NeuralSynthesizer):
     # ------------------------------------------------------------------ plan
     @classmethod
     def _resolve(cls, config, facts: DataFacts):
-        """pca_dim fits the columns DP-PCA sees (after pca_pool); None = 30 or fewer."""
-        config, adapted, limits = super()._resolve(config, facts)
+        """pca_dim fits the columns DP-PCA sees (after pca_pool); None = 30 or fewer. On images of
+        at least IMAGE_SCHEDULE_ROWS rows the auto (DP-)SGD fields come from IMAGE_SCHEDULE, for PGM
+        too (the Story's pair is one pipeline with and without noise); otherwise lr and ema_decay
+        take their declared auto values."""
+        from dpcore.models.params import config_fields
+
+        big_images = facts.image_shape is not None and facts.n >= IMAGE_SCHEDULE_ROWS
+        autos = {p.name: p.auto for p in config_fields(type(config)) if p.name in ("lr", "ema_decay")}
+        fill = {k: (IMAGE_SCHEDULE[k] if big_images else autos.get(k)) for k in IMAGE_SCHEDULE
+                if getattr(config, k) is None and (big_images or k in autos)}
+        config, adapted, limits = super()._resolve(_replace(config, **fill) if fill else config, facts)
+        if big_images:
+            declared = {p.name: p.auto for p in config_fields(type(config)) if p.name in fill}
+            adapted.update({k: f"{declared[k]:g} → {v:g}: P3GM's image schedule on {facts.n} "
+                               f"{'released ' if facts.released else ''}rows (≥ {IMAGE_SCHEDULE_ROWS})"
+                            for k, v in fill.items() if declared.get(k) is not None and declared[k] != v})
         top = pooled_width(facts.n_features, facts.image_shape, config.pca_pool, facts.n_classes)
         limits["pca_dim"] = top
         where = (f"{top} columns left after pca_pool" if top != facts.width
@@ -113,7 +135,9 @@ class P3GM(NeuralSynthesizer):
 
         cal = calibrate_p3gm(config.epsilon, config.delta, config.encoder_share, facts.n, config.batch_size,
                              config.epochs, components=config.components, em_iters=config.em_iters,
-                             center=config.pca_center, spent=with_count(facts.spent_ledger())).to_dict()
+                             center=config.pca_center, em_fraction=config.em_share,
+                             mean_ratio=config.mean_noise_ratio,
+                             spent=with_count(facts.spent_ledger())).to_dict()
         noise = {"σ_p  (DP-PCA)": cal["pca_sigma"], "σ_e  (DP-EM)": cal["em_sigma"],
                  "σ_s  (DP-SGD)": cal["sgd_sigma"]}
         notes = [] if cal.get("achieved_share") is None else [
@@ -248,6 +272,7 @@ class P3GM(NeuralSynthesizer):
         cfg = self.config
         cal = calibrate_p3gm(eps, delta, cfg.encoder_share, n, cfg.batch_size, cfg.epochs,
                              components=cfg.components, em_iters=cfg.em_iters, center=cfg.pca_center,
+                             em_fraction=cfg.em_share, mean_ratio=cfg.mean_noise_ratio,
                              spent=self.ledger)  # fit() starts self.ledger with the data ledger
         sig = {"pca_sigma": cal.pca_sigma, "em_sigma": cal.em_sigma, "sgd_sigma": cal.sgd_sigma,
                "mean_sigma": cal.mean_sigma}
@@ -383,7 +408,7 @@ class P3GM(NeuralSynthesizer):
                          ledger=self.ledger, noise_multiplier=sig.get("sgd_sigma", 0.0),
                          max_grad_norm=getattr(cfg, "max_grad_norm", 1.0),
                          generator=noise_gen, device=self.device, progress=prog, noise=noise,
-                         released_n=self.released_rows)
+                         released_n=self.released_rows, ema_decay=cfg.ema_decay)
 
     # ------------------------------------------------------------------ persistence
     def _extra_tensors(self) -> dict[str, np.ndarray]:

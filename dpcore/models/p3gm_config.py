@@ -35,8 +35,14 @@ WARMUP_SCALE_HELP = (
     "1/‖x − m‖ as wide as the data and the tails are cut. None = √Σ m_j(1 − m_j) of DP-PCA's noisy mean m "
     "(the expected ‖x − m‖ of one-hot and 0/1 columns, an upper bound for numerics; a released value, "
     "post-processing, no privacy cost); 1 = unscaled (before issue 29). Images ignore it")
-EPOCHS_HELP = ("passes over the training rows in the (DP-)SGD phase; None = 4 for images, and for tables as "
-               "many as give about 1000 steps (at least 4)")
+# P3GM's DP-SGD schedule on images of at least IMAGE_SCHEDULE_ROWS rows, for the fields left auto:
+# larger Poisson batches over more epochs at the same ε (the accountant calibrates σ: less noise per
+# averaged gradient, fewer steps), a larger step, and the moving average of the iterates (free), which
+# the larger step needs. Chosen on Fashion-MNIST's validation split (docs/benchmarks.md).
+IMAGE_SCHEDULE_ROWS = 10_000
+IMAGE_SCHEDULE = {"batch_size": 1000, "epochs": 8, "lr": 2e-3, "ema_decay": 0.995}
+EPOCHS_HELP = ("passes over the training rows in the (DP-)SGD phase; None = 4 for images (P3GM: its image "
+               "schedule's from 10 000 rows), and for tables as many as give about 1000 steps (at least 4)")
 
 
 @dataclass(frozen=True)
@@ -52,9 +58,16 @@ class PGMConfig(ModelConfig):
     hidden: int = count(1000, "hidden units of the encoder-variance and decoder MLPs")
     epochs: int | None = count(None, EPOCHS_HELP, group="main", typical=(1, 50), auto=4)
     batch_size: int | None = count(None, "expected batch size (DP-SGD samples each row with probability B/N); "
-                                         "None = 300, or a quarter of the rows when 300 is not below them",
+                                         "None = 300, or a quarter of the rows when 300 is not below them (P3GM: "
+                                         "its image schedule's on images of at least 10 000 rows)",
                                    auto=300)
-    lr: float = positive(1e-3, "Adam learning rate")
+    lr: float | None = positive(None, "Adam learning rate; None = 1e-3, and P3GM's image schedule's on "
+                                "images of at least 10 000 rows", auto=1e-3)
+    ema_decay: float | None = hparam(None, "decay d of an exponential moving average of the (DP-)SGD iterates, "
+                                     "which the model keeps and samples from (post-processing: no privacy "
+                                     "cost; averages DP-SGD's noise out); 0 = the last iterate; None = 0, and "
+                                     "P3GM's image schedule's on images of at least 10 000 rows",
+                                     low=0, high=1, high_open=True, auto=0.0)
     tabular_heads: str = hparam("per-column", TABULAR_HEADS_HELP, choices=("per-column", "flat"))
     numeric_bins: int = count(50, NUMERIC_BINS_HELP, low=0)
     numeric_atoms: bool = hparam(True, NUMERIC_ATOMS_HELP)
@@ -122,6 +135,12 @@ class P3GMConfig(PGMConfig):
     encoder_share: float = hparam(0.3, "share of the budget spent on DP-PCA + DP-EM (0.1–0.3 works best)",
                                   low=0, high=1, low_open=True, high_open=True, group="budget")
     max_grad_norm: float = positive(1.0, "per-example gradient clipping norm C of DP-SGD")
+    em_share: float = hparam(0.13, "share of the encoder's budget spent on DP-EM (the rest: DP-PCA and its "
+                             "mean); with one component every EM iteration releases the same moments, so "
+                             "em_iters = 1 needs about 1/20 of the default share", low=0, high=1,
+                             low_open=True, high_open=True, group="budget")
+    mean_noise_ratio: float = positive(2.0, "noise multiplier of DP-PCA's mean over its covariance's (the mean "
+                                       "costs 1/ratio² of the covariance's budget)", group="budget")
     reproducible_noise: bool = hparam(False, REPRODUCIBLE_NOISE_HELP)
 
 

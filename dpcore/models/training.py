@@ -69,11 +69,43 @@ def check_finite(value: float, phase: str, step: int) -> None:
         raise RunError(f"training diverged: loss is {value} in phase {phase!r} at step {step}")
 
 
+class WeightAverage:
+    """Bias-corrected exponential moving average of a module's trainable parameters.
+
+    Why: the last DP-SGD iterate carries the last steps' noise; an average of the iterates keeps
+    the signal and averages the noise out (Polyak averaging). It is computed from the released
+    updates only, so it is post-processing: no privacy cost, no ledger record. After t updates
+    the average is Σ_s d^(t−s)(1−d) w_s / (1 − d^t), so early iterates do not pull it to zero.
+    """
+
+    def __init__(self, module: nn.Module, decay: float):
+        if not 0.0 < decay < 1.0:
+            raise ValueError(f"decay must lie in (0, 1), got {decay!r}")
+        self.decay = float(decay)
+        self.params = [p for p in module.parameters() if p.requires_grad]
+        self.sums = [torch.zeros_like(p) for p in self.params]
+        self.mass = 0.0  # 1 − d^t: the weight the sums carry
+
+    @torch.no_grad()
+    def update(self) -> None:
+        d = self.decay
+        torch._foreach_mul_(self.sums, d)
+        torch._foreach_add_(self.sums, self.params, alpha=1.0 - d)
+        self.mass = self.mass * d + (1.0 - d)
+
+    @torch.no_grad()
+    def copy_to_module(self) -> None:
+        """Replace the parameters by their average (nothing to do before the first update)."""
+        if self.mass > 0:
+            for p, s in zip(self.params, self.sums):
+                p.copy_(s / self.mass)
+
+
 def train_sgd(module: nn.Module, loss_fn: LossFn, *, n: int, batch_size: int, steps: int, lr: float,
               private: bool, ledger: PrivacyLedger, noise_multiplier: float, max_grad_norm: float,
               generator: torch.Generator, device: torch.device, progress: FitProgress,
               phase: str = "sgd", name: str = "dp-sgd", released_n: int | None = None,
-              noise: NoiseSource | None = None) -> int:
+              noise: NoiseSource | None = None, ema_decay: float = 0.0) -> int:
     """Run `steps` optimiser steps of Adam on Σ losses; returns the number of steps done.
 
     Private: `DPSGD` draws Poisson batches over the n rows at rate q = min(1, B/ñ) (ñ =
@@ -82,9 +114,12 @@ def train_sgd(module: nn.Module, loss_fn: LossFn, *, n: int, batch_size: int, st
     and the noise come from `noise` (None: secret streams), never from the public `generator`.
     Non-private: mini-batches shuffled by `generator` and the plain mean gradient (ε = ∞, nothing
     recorded). The events' epoch is (t+1)·B/ñ, so even the progress stream carries no exact n.
+    ema_decay > 0: the module ends on the `WeightAverage` of its iterates (also when stopped early);
+    the events are streamed while it still holds the raw iterate.
     """
     shown_n = n if released_n is None else released_n
     opt = torch.optim.Adam(module.parameters(), lr=lr)
+    average = WeightAverage(module, ema_decay) if ema_decay > 0 else None
     if private:
         from dpcore.privacy.dpsgd import DPSGD
 
@@ -118,6 +153,11 @@ def train_sgd(module: nn.Module, loss_fn: LossFn, *, n: int, batch_size: int, st
                 opt.step()
         else:  # an empty Poisson batch still costs a step: noise only
             engine.step(None)
+        if average is not None:
+            average.update()
         if not progress.event(phase, losses, epoch=(t + 1) * batch_size / shown_n):
-            return t + 1
+            steps = t + 1
+            break
+    if average is not None:
+        average.copy_to_module()
     return steps

@@ -3,6 +3,7 @@ import math
 
 import numpy as np
 import pytest
+import torch
 
 from dpcore.data import load_split
 from dpcore.errors import InvalidParameter
@@ -218,3 +219,63 @@ def test_runs_saved_before_new_fields_load_with_their_old_behaviour(digits, tmp_
     back = P3GM.load(tmp_path)
     assert {k: getattr(back.config, k) for k in old} == old
     np.testing.assert_array_equal(back.sample(30, seed=2).features, model.sample(30, seed=2).features)
+
+
+def test_ema_weights_are_sampled_from_and_cost_no_privacy(digits):
+    """Same seed and seeded (debug) noise: the raw DP-SGD trajectory is the same with and without
+    the moving average, so the ledgers match record for record and the models differ only by the
+    averaged weights they keep and sample from."""
+    train = digits[0]
+    fits = {}
+    for decay in (0.0, 0.9):
+        model = make_model("p3gm", **TINY, ema_decay=decay, reproducible_noise=True, seed=4)
+        fits[decay] = (model, model.fit(train))
+    (raw, raw_res), (ema, ema_res) = fits[0.0], fits[0.9]
+    assert ema_res.epsilon == raw_res.epsilon == accountant_epsilon(ema.privacy_ledger(), ema_res.delta)
+    assert ema.privacy_ledger().to_list() == raw.privacy_ledger().to_list()
+    np.testing.assert_array_equal(ema.pca["components"], raw.pca["components"])
+    for a, b in zip(ema.decoder.parameters(), raw.decoder.parameters()):
+        assert not torch.allclose(a, b)
+    z = np.asarray(ema.mog["means"][:1].repeat(3, 0), np.float32)
+    with torch.no_grad():  # decode() runs the decoder the model keeps: the averaged one
+        assert not np.allclose(ema.decode(z), raw.decode(z))
+    assert not np.array_equal(ema.sample(20, seed=1).features, raw.sample(20, seed=1).features)
+
+
+def test_budget_split_settings_reach_the_ledger(digits):
+    """em_share and mean_noise_ratio move noise between the encoder's releases; ε stays the
+    accountant's and on budget."""
+    train = digits[0]
+    noise = {}
+    for em_share, ratio in ((0.13, 2.0), (0.01, 3.0)):
+        model = make_model("p3gm", **TINY, em_iters=1, em_share=em_share, mean_noise_ratio=ratio)
+        res = model.fit(train)
+        assert 0.99 < res.epsilon <= 1.0 + 1e-6
+        sig = {r.name: r.noise_multiplier for r in model.privacy_ledger()}
+        assert sig["dp-pca-mean"] == pytest.approx(ratio * sig["dp-pca"])
+        noise[em_share] = sig
+    assert noise[0.01]["dp-em-means"] > noise[0.13]["dp-em-means"]
+    assert noise[0.01]["dp-pca"] < noise[0.13]["dp-pca"]  # the EM's budget went to the PCA
+    for kw in ({"ema_decay": 1.0}, {"em_share": 0.0}, {"mean_noise_ratio": 0.0}):
+        with pytest.raises(InvalidParameter, match=next(iter(kw))):
+            make_model("p3gm", **kw)
+
+
+def test_image_schedule_fills_only_the_auto_fields_on_large_image_sets():
+    from dpcore.models import get_model
+    from dpcore.models.p3gm import IMAGE_SCHEDULE
+    from dpcore.models.synthesizer import DataFacts
+
+    big = DataFacts(n=20_000, n_features=196, n_classes=10, image_shape=(14, 14))
+    small = DataFacts(n=1_438, n_features=64, n_classes=10, image_shape=(8, 8))
+    table = DataFacts(n=20_000, n_features=12, n_classes=2)
+    plan = get_model("p3gm").plan(None, big)
+    assert {k: getattr(plan.config, k) for k in IMAGE_SCHEDULE} == IMAGE_SCHEDULE
+    assert "300 → 1000: P3GM's image schedule" in plan.adapted["batch_size"] and "lr" in plan.adapted
+    cfg = get_model("p3gm").plan(make_model("p3gm", lr=5e-4, ema_decay=0.0).config, big).config
+    assert (cfg.lr, cfg.ema_decay, cfg.batch_size) == (5e-4, 0.0, IMAGE_SCHEDULE["batch_size"])
+    for name, facts in (("p3gm", small), ("p3gm", table), ("pgm", small)):  # the declared autos
+        cfg = get_model(name).plan(None, facts).config
+        assert (cfg.lr, cfg.ema_decay, cfg.batch_size) == (1e-3, 0.0, min(300, facts.n // 4)), name
+    pgm = get_model("pgm").plan(None, big).config  # the Story's ceiling: the same schedule without noise
+    assert {k: getattr(pgm, k) for k in IMAGE_SCHEDULE} == IMAGE_SCHEDULE

@@ -255,24 +255,26 @@ def calibrate_sgd(epsilon: float, delta: float, sample_rate: float, steps: int,
 
 
 def _encoder_sigmas(rho_enc: float, em_iters: int, components: int, center: str,
-                    em_fraction: float) -> tuple[float, float, float | None]:
+                    em_fraction: float, mean_ratio: float = MEAN_NOISE_RATIO) -> tuple[float, float, float | None]:
     rho_em = em_fraction * rho_enc
     rho_pca_total = rho_enc - rho_em
-    mean_factor = 1.0 / MEAN_NOISE_RATIO ** 2 if center == "noisy" else 0.0
+    mean_factor = 1.0 / mean_ratio ** 2 if center == "noisy" else 0.0
     rho_pca = rho_pca_total / (1.0 + mean_factor)
     pca_sigma = 1.0 / math.sqrt(2.0 * rho_pca)
     em_sigma = math.sqrt(em_mechanism_count(em_iters, components) / (2.0 * rho_em))
-    mean_sigma = MEAN_NOISE_RATIO * pca_sigma if center == "noisy" else None
+    mean_sigma = mean_ratio * pca_sigma if center == "noisy" else None
     return pca_sigma, em_sigma, mean_sigma
 
 
 def calibrate_p3gm(epsilon: float, delta: float, encoder_share: float, n: int, batch: int,
                    epochs: float, components: int = 1, em_iters: int = 20, *,
                    em_fraction: float = EM_FRACTION, center: str = "noisy",
-                   clip_norm: float = 1.0, orders=DEFAULT_ORDERS,
+                   mean_ratio: float = MEAN_NOISE_RATIO, clip_norm: float = 1.0, orders=DEFAULT_ORDERS,
                    spent: PrivacyLedger | None = None) -> Calibration:
     """Noise multipliers for a P3GM run with total (ε, δ) and the encoder's share of the RDP budget.
 
+    em_fraction: DP-EM's part of the encoder's RDP; mean_ratio: σ_m/σ_p of the noisy centre (the
+    mean's RDP is 1/ratio² of the covariance's).
     spent: mechanisms already applied to the same rows (first in the returned ledger; the share is
     of the RDP left after them). Raises InvalidParameter for ε ≤ 0, δ ∉ (0,1), share ∉ (0,1),
     batch > n, or an infeasible target (including a budget the spent records already use up).
@@ -280,6 +282,7 @@ def calibrate_p3gm(epsilon: float, delta: float, encoder_share: float, n: int, b
     epsilon, delta = _check_budget(epsilon, delta)
     share = check_probability("encoder_share", encoder_share)
     em_fraction = check_probability("em_fraction", em_fraction)
+    mean_ratio = check_positive("mean_ratio", mean_ratio)
     components = check_int("components", components)
     em_iters = check_int("em_iters", em_iters)
     _check_center(center)
@@ -318,7 +321,7 @@ def calibrate_p3gm(epsilon: float, delta: float, encoder_share: float, n: int, b
         raise InvalidParameter(f"epsilon={epsilon} is too large: the DP-SGD noise multiplier would "
                                f"be below {_SIGMA_LO}")
     pca_sigma, em_sigma, mean_sigma = _encoder_sigmas(rho_enc, em_iters, components, center,
-                                                      em_fraction)
+                                                      em_fraction, mean_ratio)
     own = p3gm_ledger(n, batch, epochs, pca_sigma, em_sigma, em_iters, components, sgd_sigma,
                       mean_sigma, center=center, clip_norm=clip_norm)
     led = spent  # a copy: spent records first, then the model's; its ε is the run's total
