@@ -38,12 +38,8 @@ lint: install
 	$(PY) -m ruff check .
 	$(PY) -m mypy  # the privacy core's and the run store's types ([tool.mypy] in pyproject.toml)
 
-# Two pytest-xdist workers, one thread each (tests/conftest.py): most tests keep one core busy at
-# most, so one process left CI's second core idle. TEST_WORKERS=0 runs everything in one process.
-TEST_WORKERS ?= 2
-
 test: lint
-	$(PY) -m pytest -q $(if $(filter-out 0,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadgroup)
+	$(PY) -m pytest -q
 
 # The build step executes a notebook again only when its source in notebooks/_build/ changed (the
 # outputs are committed); then JupyterLab opens them.

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import shutil
 import sys
 import tempfile
@@ -143,7 +142,7 @@ def venv_kernel(tmp_path, monkeypatch):
     # The notebooks import dpcore like any user (an installed package); the kernel is pointed at the
     # working tree under test, so it never runs another checkout's installed copy.
     monkeypatch.setenv("PYTHONPATH", str(ROOT))
-    monkeypatch.setenv("OMP_NUM_THREADS", os.environ.get("OMP_NUM_THREADS", "2"))  # the worker's threads (tests/conftest.py)
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")  # torch in the kernel: two threads, like CI
     monkeypatch.setenv("PYDEVD_DISABLE_FILE_VALIDATION", "1")  # quiet debugger warning at start-up
     return "python3"
 
