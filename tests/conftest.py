@@ -50,3 +50,19 @@ def people_csv(path, n: int = 600):
 def make_people_csv():
     """`people_csv` as a fixture (test modules are imported by path and cannot import conftest)."""
     return people_csv
+
+
+@pytest.fixture(scope="session")
+def local_ray():
+    """One local Ray (2 CPUs, what CI has) for every test that runs on Ray, stopped at the session's
+    end: a start costs 10–35 s on two cores, three starts were a minute of the suite. The code under
+    test finds it running and uses it (`sweep_ray.connect`), as a class server's queue or a sweep
+    finds a Ray started earlier in the same process."""
+    pytest.importorskip("ray", reason="Ray is not installed")
+    from dpcore.runs import sweep_ray
+
+    pool, why = sweep_ray.connect(num_cpus=2)
+    if pool is None:
+        pytest.skip(why or "Ray unreachable")
+    yield pool
+    sweep_ray.shutdown()
