@@ -92,12 +92,12 @@ class P3GM(NeuralSynthesizer):
         from dpcore.models.params import config_fields
 
         big_images = facts.image_shape is not None and facts.n >= IMAGE_SCHEDULE_ROWS
-        autos = {p.name: p.auto for p in config_fields(type(config)) if p.name in ("lr", "ema_decay")}
+        declared = {p.name: p.auto for p in config_fields(type(config)) if p.name in IMAGE_SCHEDULE}
+        autos = {k: v for k, v in declared.items() if k in ("lr", "ema_decay")}  # the others resolve from the size
         fill = {k: (IMAGE_SCHEDULE[k] if big_images else autos.get(k)) for k in IMAGE_SCHEDULE
                 if getattr(config, k) is None and (big_images or k in autos)}
         config, adapted, limits = super()._resolve(_replace(config, **fill) if fill else config, facts)
         if big_images:
-            declared = {p.name: p.auto for p in config_fields(type(config)) if p.name in fill}
             adapted.update({k: f"{declared[k]:g} → {v:g}: P3GM's image schedule on {facts.n} "
                                f"{'released ' if facts.released else ''}rows (≥ {IMAGE_SCHEDULE_ROWS})"
                             for k, v in fill.items() if declared.get(k) is not None and declared[k] != v})

@@ -25,6 +25,10 @@ def _is_number(v) -> bool:
     return (isinstance(v, (int, float)) and not isinstance(v, bool)) or v in ("inf", "-inf", "nan")
 
 
+def _is_finite_number(v) -> bool:
+    return _is_number(v) and math.isfinite(float(v))
+
+
 def _matches(hint, v) -> bool:
     """Does JSON value `v` fit the type hint of a config field (str, int, float, bool, dict, list,
     X | None, Literal)?"""
@@ -175,7 +179,7 @@ def _check_released_score(s, where: str) -> None:
     if not isinstance(s, dict):
         raise RunFileError(where, "released_score must be an object")
     for k in ("correct", "wrong", "noise_multiplier"):
-        if not _is_number(s.get(k)) or not math.isfinite(float(s[k])):
+        if not _is_finite_number(s.get(k)):
             raise RunFileError(where, f"released_score.{k} must be a finite number")
     if isinstance(s.get("record_index"), bool) or not isinstance(s.get("record_index"), int):
         raise RunFileError(where, "released_score.record_index must be an integer")
@@ -184,7 +188,7 @@ def _check_released_score(s, where: str) -> None:
     per_class = s.get("per_class")
     if per_class is not None and not (
             isinstance(per_class, list) and 1 <= len(per_class) <= MAX_SCORE_CLASSES
-            and all(isinstance(p, list) and len(p) == 2 and all(_is_number(x) and math.isfinite(float(x)) for x in p)
+            and all(isinstance(p, list) and len(p) == 2 and all(_is_finite_number(x) for x in p)
                     for p in per_class)):
         raise RunFileError(where, "released_score.per_class must be a list of [right, wrong] number pairs "
                                   f"(at most {MAX_SCORE_CLASSES})")
