@@ -29,6 +29,24 @@ def test_collapsed_columns_are_named_by_column_and_level():
     assert "3 encoded columns collapsed" in w and "city=b" in w and "city=<c>" in w and "city=a" not in w
 
 
+def test_a_large_set_sorted_by_class_is_read_across_all_its_rows():
+    """The spread is read from a strided sample (at most 10 000 rows): a column that varies only in
+    the last class's rows of a class-sorted set still counts as varying."""
+    from dpcore.data.dataset import Dataset
+
+    n = 30_000
+    labels = np.repeat([0, 1, 2], n // 3)
+    feats = np.zeros((n, 3), dtype=np.float32)
+    feats[:, 0] = np.random.default_rng(0).random(n)
+    feats[labels == 2, 1] = np.random.default_rng(1).random(n // 3)  # varies in the last third only
+    real = Dataset(name="sorted", features=feats, labels=labels)
+    flat = feats.copy()
+    flat[:, 1] = 0.5
+    w = " | ".join(synthetic_warnings(real.with_features(flat, labels), real))
+    assert "1 encoded column collapsed" in w or "1 pixel collapsed" in w, w
+    assert synthetic_warnings(real.with_features(feats[::-1].copy(), labels), real) == []
+
+
 def test_coverage_names_the_columns_read_off_the_rows():
     assert coverage_warnings(_table()) == []
     w = coverage_warnings(_table(bounds=False))
