@@ -344,7 +344,7 @@ class P3GM(NeuralSynthesizer):
         opt = torch.optim.Adam(self.decoder.parameters(), lr=cfg.lr)
         rng = np.random.default_rng([cfg.seed, 1])
         for _ in range(steps):
-            z, _ = mog_sample(cfg.batch_size, self.mog["weights"], self.mog["means"],
+            z, _ = mog_sample(cfg.warmup_batch, self.mog["weights"], self.mog["means"],
                                 self.mog["variances"], rng)
             z = torch.as_tensor(clip_codes(z, self.code_radius), device=self.device)
             target = z @ comps.T

@@ -79,6 +79,9 @@ class PGMConfig(ModelConfig):
     warmup_steps: int = count(300, "decoder warm-up steps on z ~ prior → inverse-PCA(z) (free post-processing; "
                               "0 = off; skipped for tables with normalized codes, whose inverse is not in "
                               "value space)", low=0)
+    warmup_batch: int = count(300, "prior draws per decoder warm-up step (post-processing of DP-PCA and DP-EM: "
+                              "no rows are read, so the size buys speed, not privacy); independent of "
+                              "batch_size, which is DP-SGD's")
     warmup_scale: float | None = positive(None, WARMUP_SCALE_HELP)
     warmup_residual: bool = hparam(True, "tables with per-column heads: the warm-up adds to each numeric "
                                    "column the variance DP-PCA's released covariance gives it beyond the "

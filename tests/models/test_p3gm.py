@@ -242,6 +242,32 @@ def test_ema_weights_are_sampled_from_and_cost_no_privacy(digits):
     assert not np.array_equal(ema.sample(20, seed=1).features, raw.sample(20, seed=1).features)
 
 
+def test_warmup_draws_its_own_batch_and_costs_no_privacy(digits, monkeypatch):
+    """The warm-up draws `warmup_batch` prior codes a step whatever DP-SGD's batch (the image
+    schedule's 1 000 made the warm-up half of a Fashion-MNIST fit); it reads no rows, so the ledger
+    is the same for any size."""
+    import dpcore.models.p3gm as p3gm_module
+
+    drawn = []
+    real = p3gm_module.mog_sample
+
+    def spy(n, *args, **kwargs):
+        drawn.append(n)
+        return real(n, *args, **kwargs)
+
+    monkeypatch.setattr(p3gm_module, "mog_sample", spy)
+    ledgers = {}
+    for size in (7, 300):
+        drawn.clear()
+        model = make_model("p3gm", **TINY, warmup_batch=size, reproducible_noise=True, seed=4)
+        model.fit(digits[0])
+        assert drawn.count(size) == TINY["warmup_steps"] and TINY["batch_size"] not in drawn
+        ledgers[size] = model.privacy_ledger().to_list()
+    assert ledgers[7] == ledgers[300]
+    with pytest.raises(InvalidParameter, match="warmup_batch"):
+        make_model("p3gm", warmup_batch=0)
+
+
 def test_budget_split_settings_reach_the_ledger(digits):
     """em_share and mean_noise_ratio move noise between the encoder's releases; ε stays the
     accountant's and on budget."""
