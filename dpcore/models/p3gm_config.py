@@ -141,9 +141,9 @@ class P3GMConfig(PGMConfig):
     em_share: float = hparam(0.13, "share of the encoder's budget spent on DP-EM (the rest: DP-PCA and its "
                              "mean); with one component every EM iteration releases the same moments, so "
                              "em_iters = 1 needs about 1/20 of the default share", low=0, high=1,
-                             low_open=True, high_open=True, group="budget")
+                             low_open=True, high_open=True)
     mean_noise_ratio: float = positive(2.0, "noise multiplier of DP-PCA's mean over its covariance's (the mean "
-                                       "costs 1/ratio² of the covariance's budget)", group="budget")
+                                       "costs 1/ratio² of the covariance's budget)")
     reproducible_noise: bool = hparam(False, REPRODUCIBLE_NOISE_HELP)
 
 

@@ -132,3 +132,18 @@ def test_every_field_of_every_model_reads_its_own_default_back():
             assert parse_value(p, stored) == p.default, (model, p.name, stored)
             if p.default is not None and not isinstance(p.default, bool):
                 assert parse_value(p, str(stored)) == p.default, (model, p.name)
+
+
+def test_budget_group_fields_are_epsilon_delta_or_a_share_of_epsilon():
+    """The Train page shows a "budget" field beside ε as "<name> of ε", a slider over 0.05–0.95: only a
+    share of ε may be one (a noise ratio of 2 or DP-EM's share of the encoder's part read as shares
+    of ε, the ratio pinned at the slider's end)."""
+    from dpcore.models import MODELS
+    from dpcore.models.params import config_fields
+
+    for model, cls in MODELS.items():
+        for p in config_fields(cls.config_class):
+            if p.group != "budget" or p.name in ("epsilon", "delta"):
+                continue
+            assert p.name.endswith("_share") and p.help.startswith("share of the budget"), (model, p.name)
+            assert (p.low, p.high) == (0, 1) and 0.05 <= p.default <= 0.95, (model, p.name)
