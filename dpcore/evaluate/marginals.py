@@ -43,20 +43,22 @@ class _Column:
     bounds: tuple[float, float] | None = None
     categories: list | None = None
     atoms: tuple = ()  # values with a level of their own (decoded numerics with declared bounds)
+    date_format: str | None = None  # a date column (day numbers): its bins are labelled as dates
+
+
+def _schema_spec(ds: Dataset, col: str):
+    """The schema's spec of column `col`, or None."""
+    cols = getattr(ds.schema, "columns", None)
+    if isinstance(cols, dict):
+        return cols.get(col)
+    if cols is not None:
+        return next((c for c in cols if getattr(c, "name", None) == col), None)
+    return None
 
 
 def _schema_bounds(ds: Dataset, col: str) -> tuple[float, float] | None:
     """Declared (public) bounds of a numeric column, when the schema exposes them."""
-    schema = ds.schema
-    if schema is None:
-        return None
-    cols = getattr(schema, "columns", None)
-    if isinstance(cols, dict):
-        spec = cols.get(col)
-    elif cols is not None:
-        spec = next((c for c in cols if getattr(c, "name", None) == col), None)
-    else:
-        spec = None
+    spec = _schema_spec(ds, col)
     for lo_name, hi_name in (("low", "high"), ("lower", "upper"), ("min", "max"), ("minimum", "maximum")):
         lo, hi = getattr(spec, lo_name, None), getattr(spec, hi_name, None)
         if lo is not None and hi is not None:
@@ -93,8 +95,10 @@ def _columns(real: Dataset, synth: Dataset) -> list[_Column]:
         if num:
             bounds = _schema_bounds(real, str(c))
             atoms = () if bounds is None else _atoms(*bounds)
+            fmt = getattr(_schema_spec(real, str(c)), "date_format", None)
             out.append(_Column(str(c), r.to_numpy(dtype=np.float64, na_value=np.nan),
-                               s.to_numpy(dtype=np.float64, na_value=np.nan), False, bounds, atoms=atoms))
+                               s.to_numpy(dtype=np.float64, na_value=np.nan), False, bounds, atoms=atoms,
+                               date_format=fmt if isinstance(fmt, str) else None))
         else:
             order = [str(v) for v in r.cat.categories] if isinstance(r.dtype, pd.CategoricalDtype) else None
             out.append(_Column(str(c), _as_text(r), _as_text(s), True, categories=order))
@@ -220,6 +224,13 @@ def two_way_tvd(real: Dataset, synth: Dataset, bins: int = 5, max_columns: int =
     return mean, pd.DataFrame(mat, index=names, columns=names)
 
 
+def _date(days: float, fmt: str) -> str:
+    """A bin edge of a date column (day numbers) in the file's own format: 2023-01-01, not 19,358."""
+    from dpcore.data.dates import from_days
+
+    return str(from_days(np.array([days]), fmt)[0])
+
+
 def one_way_histogram(real: Dataset, synth: Dataset, column: str, bins: int = 20) -> dict:
     """One decoded column's histogram, real vs synthetic: {"bins": labels (categories, or numeric bin
     ranges with each atom "= value" beside them, in the order of their values), "real",
@@ -236,8 +247,9 @@ def one_way_histogram(real: Dataset, synth: Dataset, column: str, bins: int = 20
         return {"bins": list(col.categories), "real": p, "synthetic": q, "atom": [False] * len(p), "tvd": tvd}
     lo, hi = col.bounds
     edges = np.linspace(lo, hi, bins + 1)
-    labels = [f"{_number(edges[i])}–{_number(edges[i + 1])}" for i in range(bins)] + ["missing"] + \
-             [f"= {_number(a)}" for a in col.atoms]
+    text = _number if col.date_format is None else (lambda v: _date(v, col.date_format))
+    labels = [f"{text(edges[i])}–{text(edges[i + 1])}" for i in range(bins)] + ["missing"] + \
+             [f"= {text(a)}" for a in col.atoms]
     # where each level sits on the axis: bins at their middle, an atom at its value (before the bin
     # it lies in), missing last
     place = [((edges[i] + edges[i + 1]) / 2, 1) for i in range(bins)] + [(np.inf, 2)] + \

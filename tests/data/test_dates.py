@@ -81,3 +81,19 @@ def test_every_model_kind_learns_dates_and_writes_them_back(model, params, tmp_p
     assert len(parsed) > 0 and parsed.notna().all(), rows["admit_date"].head()
     assert parsed.min() >= pd.Timestamp("2023-01-01") and parsed.max() <= pd.Timestamp("2024-12-31")
     assert parsed.nunique() > 5  # not one date for everybody
+
+
+def test_compare_labels_a_date_columns_bins_as_dates():
+    """Compare's histogram of a date column reads 2023-01-01–2023-02-05, not day numbers (19,358–19,393)."""
+    from dpcore.data.csv import dataset_from_frame
+    from dpcore.evaluate.marginals import one_way_histogram
+
+    real = dataset_from_frame(_table(), target="target")
+    h = one_way_histogram(real, real, "admit_date", bins=10)
+    ranges = [b for b in h["bins"] if not b.startswith("=") and b != "missing"]
+    assert len(ranges) == 10, h["bins"]
+    for label in ranges:
+        lo, hi = label.split("–")
+        assert pd.Timestamp(lo) <= pd.Timestamp(hi) and pd.Timestamp("2022-12-31") <= pd.Timestamp(lo), label
+    ages = [b for b in one_way_histogram(real, real, "age", bins=4)["bins"] if not b.startswith("=")]
+    assert ages[0][0].isdigit() and "-" not in ages[0].split("–")[0]  # a number stays a number
