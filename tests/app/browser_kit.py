@@ -127,6 +127,26 @@ def _set_number(page, label: str, value: int) -> None:
     _idle(page)
 
 
+def _slide(page, name: str, value: int) -> None:
+    """Move the integer slider `name` to `value` by arrow keys, as a keyboard user does: the presses
+    in one go (the slider sends its value once it settles), then a check."""
+    knob = page.get_by_role("slider", name=name)
+
+    def shown() -> int:
+        return int(float(knob.get_attribute("aria-valuenow") or knob.input_value()))
+
+    for _ in range(5):
+        now = shown()
+        if now == value:
+            return
+        knob.focus()
+        for _ in range(abs(now - value)):
+            page.keyboard.press("ArrowLeft" if now > value else "ArrowRight")
+        page.wait_for_timeout(500)
+        _idle(page)
+    assert shown() == value
+
+
 def _loss_points(page) -> int:
     """Points drawn in the live loss chart (0 until it appears)."""
     return page.evaluate("""() => {

@@ -2,7 +2,9 @@
 owner's journey without dead ends"): a generated patients table with an admission date, an income
 that is exactly zero for a quarter of the people, a 0/1 target and gaps is uploaded, used, trained
 with AIM and P3GM at ε = 1, the page reloaded (the table stays: no fallback to the demo data),
-compared, and the AIM run given a usefulness score covered by ε and released.
+compared, and the AIM run given a usefulness score covered by ε and released. AIM's rounds and
+P3GM's epochs are set lower on the Train page, as a user in a hurry would: what is checked is the
+journey, and the models' defaults have their own tests (tests/models/test_quality_floor.py).
 
 Checks what a person would: the synthetic dates parse back in the file's format, AIM's share of
 income == 0 is within 0.05 of the real one, the shareable release carries the noisy score and its
@@ -12,13 +14,14 @@ from __future__ import annotations
 
 import base64
 import io
+import json
 import re
 import time
 
 import numpy as np
 import pandas as pd
 import pytest
-from browser_kit import _clean, _data_page, _goto, _idle, _set_number, _upload
+from browser_kit import _clean, _data_page, _goto, _idle, _set_number, _slide, _upload
 
 from dpcore.evaluate.released_score import SCORE_RECORD
 
@@ -111,7 +114,8 @@ def _done_runs(runs) -> set[str]:
             and '"done"' in (d / "status.json").read_text()}
 
 
-def _train(page, runs, model_label: str, shots, name: str, numbers: dict | None = None) -> str:
+def _train(page, runs, model_label: str, shots, name: str, numbers: dict | None = None,
+           slides: dict | None = None) -> str:
     """Train `model_label` at ε = 1 from the Train page; the finished run's name."""
     _goto(page, "Train")
     _pick(page, "Model", model_label)
@@ -127,6 +131,8 @@ def _train(page, runs, model_label: str, shots, name: str, numbers: dict | None 
     assert float(eps.get_attribute("aria-valuetext") or eps.input_value()) == 1.0
     for label, value in (numbers or {}).items():
         _set_number(page, label, value)
+    for label, value in (slides or {}).items():
+        _slide(page, label, value)
     _clean(page)
     before = _done_runs(runs)
     page.get_by_role("button", name="Start training").click()
@@ -165,8 +171,9 @@ def test_a_data_owner_uploads_trains_reloads_compares_and_releases(server, shots
         _clean(page)
         assert "table=" in page.url
 
-        aim = _train(page, runs, "AIM", shots, "aim", {"max time": 30})  # seconds of rounds: a short suite
-        p3gm = _train(page, runs, "P3GM", shots, "p3gm")
+        aim = _train(page, runs, "AIM", shots, "aim", {"max time": 15})  # seconds of rounds: a short suite
+        p3gm = _train(page, runs, "P3GM", shots, "p3gm", slides={"Epochs": 20})  # ~160 of its ~1 000 default steps
+        assert json.loads((runs / p3gm / "config.json").read_text())["params"]["epochs"] == 20
 
         page.reload()  # the upload stays: same table, no fallback to the demo data
         page.wait_for_selector("h1")
