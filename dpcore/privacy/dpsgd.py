@@ -260,8 +260,13 @@ class DPSGD:
                                      grad_outputs=torch.ones_like(loss),
                                      retain_graph=bool(fallback), allow_unused=True,
                                      materialize_grads=True)
+            counts: dict[int, int] = {}
+            for g in gs:
+                counts[g.data_ptr()] = counts.get(g.data_ptr(), 0) + 1
             for call, g in zip(plan.calls, gs):
                 call.g = g
+                # the clipped sum may re-weight g in place: only a dense g no other call shares
+                call.g_writable = g.is_contiguous() and counts[g.data_ptr()] == 1
         sq = torch.zeros(b, dtype=loss.dtype, device=loss.device)
         cache: dict = {}
         for p in self.params:

@@ -287,6 +287,15 @@ class WeightUsedTwice(nn.Module):             # Linear weight also used outside 
         return self.a(x) + x[:, :3] @ self.a.weight[:, :3].t()
 
 
+class Summed(nn.Module):                      # two Linears' outputs added: both edges get one gradient
+    def __init__(self):
+        super().__init__()
+        self.a, self.b = nn.Linear(6, 3), nn.Linear(6, 3)
+
+    def forward(self, x):
+        return self.a(x) + self.b(torch.tanh(x))
+
+
 class Custom(nn.Linear):                      # subclass with its own forward: not hooked
     def forward(self, x):
         return super().forward(x) * 2 + self.weight.sum()
@@ -295,6 +304,7 @@ class Custom(nn.Linear):                      # subclass with its own forward: n
 @pytest.mark.parametrize("make,path,fallback", [
     (lambda: nn.Sequential(nn.Linear(6, 8), nn.ReLU(inplace=True), nn.Linear(8, 3)), "fast", []),
     (Twice, "fast", []),
+    (Summed, "fast", []),
     (Tied, "fast", []),
     (Seq3D, "fast", []),
     (LogVar, "mixed", ["log_var"]),
@@ -318,6 +328,23 @@ def test_unsupported_uses_fall_back_correctly(make, path, fallback):
     assert any("slower" in str(x.message) for x in w) == bool(fallback)
     assert info["fraction_clipped"] > 0
     close(opt.seen, want)
+
+
+def test_an_expanded_or_shared_output_gradient_is_never_scaled_in_place():
+    """The clipped sum scales a Linear's output gradient in place only when the call owns a dense
+    one: a loss that is the plain sum of the outputs hands the last layer a stride-0 gradient, and
+    two summed outputs share one tensor; both stay exact."""
+    torch.manual_seed(3)
+    x = torch.randn(9, 6)
+    for make, loss_fn in ((lambda: nn.Sequential(nn.Linear(6, 8), nn.Tanh(), nn.Linear(8, 3)),
+                           lambda m, x: m(x).sum(1)),
+                          (Summed, lambda m, x: m(x).sum(1))):
+        model = make()
+        want = brute_force(model, loss_fn, (x,), 0.3, 20)
+        dp, opt = make_dp(model, C=0.3, B=20)
+        info = dp.step(loss_fn(model, x))
+        assert info["path"] == "fast" and info["fraction_clipped"] > 0
+        close(opt.seen, want)
 
 
 def test_batchnorm_and_bad_arguments_are_rejected():
