@@ -6,8 +6,10 @@ for those that contain the declared target and 1 for the rest (the paper's weigh
 marginal_data.workload_weight). Candidates: the workload's downward closure, each with weight
 w_r = Σ_{s in workload, s ⊇ r} c_s·|r|. Budget ρ (zCDP,
 calibrated from the run's (ε, δ) in marginal_base): all 1-way marginals first at σ₀ = √(T/(2·0.9·ρ))
-(with a declared target and `target_pairs`, each column's pair with the target instead: not in the
-paper, see first_measurements),
+(with a declared target and `target_pairs`, then each column's pair with the target on at most
+`target_levels` groups of its levels at `target_budget` times a 1-way's ρ — target_pairs.py — or,
+with `target_levels` 0, the pairs cell by cell instead of the 1-ways: not in the paper, see
+first_measurements),
 then rounds of (a) the exponential mechanism at ε₀ = √(8·0.1·ρ/T) over candidates whose junction
 tree stays under `max_model_size`·(ρ used / ρ) MB, quality w_r·(‖M_r(D) − M_r(p̂)‖₁ − √(2/π)·σ·n_r)
 with sensitivity max w_r, (b) a Gaussian measurement of the chosen marginal at σ, (c) a warm-started
@@ -129,16 +131,17 @@ def first_measurements(attrs: list[str], target_pairs: bool) -> list[tuple]:
 AUTO_ROUNDS_CAP = 64
 
 
-def planned_rounds(config, d: int) -> int:
+def planned_rounds(config, d: int, target: bool = True) -> int:
     """T: `rounds`, or the paper's 16·d capped at 64; at least d, because the d 1-way measurements
-    at σ₀ cost d·0.9·ρ/T and a smaller T would spend more than ρ before the first round (2·d with
-    the target's grouped pairs measured after the 1-ways at the same σ₀).
+    at σ₀ cost d·0.9·ρ/T and a smaller T would spend more than ρ before the first round (with the
+    target's grouped pairs, d + target_budget·(d − 1): they cost target_budget 1-ways each; `target`:
+    whether the table declares one — the progress bar's plan assumes it does).
 
     Why the cap: a round costs 3–8 s on a CPU (an mbi compile), so about 64 fit in the default
     max_time; T also sets σ₀ of the 1-ways, and credit's 16·20 = 320 made them so noisy that
     domain compression merged most levels (ε = 1, 30 s: 1-way TVD 0.06–0.07 at T = 320, 0.03 at 64;
     cps1988, 7 columns: the same at 64 and 112)."""
-    first = math.ceil(d + config.target_budget * (d - 1)) if coarse_pairs(config) else d
+    first = math.ceil(d + config.target_budget * (d - 1)) if coarse_pairs(config) and target else d
     return max(config.rounds or min(16 * d, AUTO_ROUNDS_CAP), first)
 
 
@@ -183,7 +186,7 @@ class AIM(MarginalSynthesizer):
 
         cfg = self.config
         attrs = list(ctx.domain.attributes)
-        T = planned_rounds(cfg, len(attrs))
+        T = planned_rounds(cfg, len(attrs), LABEL in attrs)
         self.calibration["rounds"] = T
         sigma = math.sqrt(T / (2.0 * ALPHA * ctx.rho))
         eps0 = math.sqrt(8.0 * (1.0 - ALPHA) * ctx.rho / T)

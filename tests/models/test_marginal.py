@@ -285,6 +285,9 @@ def test_aim_measures_the_targets_pairs_on_grouped_levels_after_the_1ways(table)
     assert sum(rec.steps for rec in ledger if rec.name == "aim: 1-way marginals") == 4
     assert sum(rec.steps for rec in ledger if rec.name == "aim: target pairs (grouped)") == 3
     assert all(rec.sensitivity == 1.0 for rec in ledger if "grouped" in rec.name)
+    one = next(rec.noise_multiplier for rec in ledger if rec.name == "aim: 1-way marginals")
+    pair = next(rec.noise_multiplier for rec in ledger if rec.name == "aim: target pairs (grouped)")
+    assert pair == pytest.approx(one / np.sqrt(2.0))  # target_budget 2: twice a 1-way's ρ
     s = m.sample(4000, seed=0).to_frame()
     gap = s.groupby("y")["age"].mean()
     assert gap["yes"] - gap["no"] > 8 and (s.loc[s["y"] == "yes", "city"] == "a").mean() > 0.8
@@ -320,3 +323,14 @@ def test_level_groups_by_mass_cut_ordered_levels_at_quantiles_and_keep_large_cat
     assert list(ordered) == [0, 1, 1, 1, 1, 1, 1, 2, 3, 3]  # neighbours together, 100 rows each
     assert list(level_groups_by_mass(np.array([5, 50, 1, 30, 2.0]), False, 3)) == [2, 0, 2, 1, 2]
     assert list(level_groups_by_mass(np.array([-3, 7, 1.0]), True, 4)) == [0, 1, 2]  # few levels: as is
+
+
+def test_planned_rounds_pay_for_the_grouped_pairs_only_when_a_target_is_declared():
+    """T ≥ the first phase's measurements: d 1-ways + target_budget·(d − 1) grouped pairs (31
+    attributes: 31 + 2·30 = 91 > the cap 64); without a target, or with target_levels 0, T = 64."""
+    from dpcore.models.aim import AIMConfig, planned_rounds
+
+    assert planned_rounds(AIMConfig(), 31, target=True) == 91
+    assert planned_rounds(AIMConfig(), 31, target=False) == 64
+    assert planned_rounds(AIMConfig(target_levels=0), 31) == 64
+    assert planned_rounds(AIMConfig(target_budget=1.0), 5) == 64  # the cap covers 5 + 4
