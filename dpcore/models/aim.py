@@ -6,8 +6,10 @@ for those that contain the declared target and 1 for the rest (the paper's weigh
 marginal_data.workload_weight). Candidates: the workload's downward closure, each with weight
 w_r = Σ_{s in workload, s ⊇ r} c_s·|r|. Budget ρ (zCDP,
 calibrated from the run's (ε, δ) in marginal_base): all 1-way marginals first at σ₀ = √(T/(2·0.9·ρ))
-(with a declared target and `target_pairs`, each column's pair with the target instead: not in the
-paper, see first_measurements),
+(with a declared target and `target_pairs`, then each column's pair with the target on at most
+`target_levels` groups of its levels at `target_budget` times a 1-way's ρ — target_pairs.py — or,
+with `target_levels` 0, the pairs cell by cell instead of the 1-ways: not in the paper, see
+first_measurements),
 then rounds of (a) the exponential mechanism at ε₀ = √(8·0.1·ρ/T) over candidates whose junction
 tree stays under `max_model_size`·(ρ used / ρ) MB, quality w_r·(‖M_r(D) − M_r(p̂)‖₁ − √(2/π)·σ·n_r)
 with sensitivity max w_r, (b) a Gaussian measurement of the chosen marginal at σ, (c) a warm-started
@@ -54,6 +56,8 @@ from dpcore.models.params import (
 
 ALPHA = 0.9  # share of each round's ρ spent on the measurement (the paper's)
 TARGET_WEIGHT = 4.0  # chosen on bench/wide_table.py's `wide-choose` table and credit (docs/tabular.md)
+TARGET_LEVELS = 4  # chosen on bench/wide_table.py's `wide-choose` table and credit (docs/tabular.md)
+TARGET_BUDGET = 2.0  # chosen on bench/wide_table.py's `wide-choose` table and credit (docs/tabular.md)
 
 
 @dataclass(frozen=True)
@@ -70,6 +74,13 @@ class AIMConfig(ModelConfig):
     target_pairs: bool = hparam(True, "when a target is declared, measure each column's pair with the target "
                                       "instead of the 1-way marginals before the rounds (as many measurements; "
                                       "each holds its column's 1-way marginal)")
+    target_levels: int = count(TARGET_LEVELS, "with target_pairs: the 1-way marginals first, then each column's pair "
+                                              "with the target on at most this many groups of its levels (one "
+                                              "noisy count per group and class); 0: the pairs cell by cell, "
+                                              "instead of the 1-way marginals", low=0, high=64, typical=(0, 16))
+    target_budget: float = hparam(TARGET_BUDGET, "ρ of each grouped target pair, in units of a 1-way "
+                                                 "marginal's (the target's links against each column's shape)",
+                                  low=0.25, high=16.0, typical=(1, 4))
     max_model_size: float = positive(20.0, "largest graphical model (MB of junction-tree tables)")
     max_time: float = positive(300.0, "seconds of selection rounds; the round after spends the rest of ρ",
                                group="main")
@@ -82,6 +93,11 @@ class AIMConfig(ModelConfig):
     seed: int = seed_field("seed of the public randomness (drawing rows from the fitted model); the "
                            "mechanism noise is secret, so the same seed trains another model")
     reproducible_noise: bool = hparam(False, REPRODUCIBLE_NOISE_HELP)
+
+
+def coarse_pairs(config) -> bool:
+    """Whether the target's pairs are measured on grouped levels after the 1-ways (target_pairs.py)."""
+    return bool(config.target_pairs) and config.target_levels > 0
 
 
 def candidates(attrs: list[str], degree: int, target_weight: float = 1.0) -> dict[tuple, float]:
@@ -115,15 +131,39 @@ def first_measurements(attrs: list[str], target_pairs: bool) -> list[tuple]:
 AUTO_ROUNDS_CAP = 64
 
 
-def planned_rounds(config, d: int) -> int:
+def planned_rounds(config, d: int, target: bool = True) -> int:
     """T: `rounds`, or the paper's 16·d capped at 64; at least d, because the d 1-way measurements
-    at σ₀ cost d·0.9·ρ/T and a smaller T would spend more than ρ before the first round.
+    at σ₀ cost d·0.9·ρ/T and a smaller T would spend more than ρ before the first round (with the
+    target's grouped pairs, d + target_budget·(d − 1): they cost target_budget 1-ways each; `target`:
+    whether the table declares one — the progress bar's plan assumes it does).
 
     Why the cap: a round costs 3–8 s on a CPU (an mbi compile), so about 64 fit in the default
     max_time; T also sets σ₀ of the 1-ways, and credit's 16·20 = 320 made them so noisy that
     domain compression merged most levels (ε = 1, 30 s: 1-way TVD 0.06–0.07 at T = 320, 0.03 at 64;
     cps1988, 7 columns: the same at 64 and 112)."""
-    return max(config.rounds or min(16 * d, AUTO_ROUNDS_CAP), d)
+    first = math.ceil(d + config.target_budget * (d - 1)) if coarse_pairs(config) and target else d
+    return max(config.rounds or min(16 * d, AUTO_ROUNDS_CAP), first)
+
+
+def grouped_pairs(ctx, ones: dict, levels: int) -> dict:
+    """{(column, target): its GroupedQuery}: each column's (compressed) levels in at most `levels`
+    groups of about equal mass under its noisy 1-way counts `ones` (ctx.noisy_one_ways() before
+    compressing; post-processing of released values). From the counts, not from an estimated
+    model: an estimate compiles an mbi program (30+ s under load), which the rounds need more."""
+    from dpcore.models.target_pairs import level_groups_by_mass, pair_query
+
+    kinds = {a.name: a.kind for a in ctx.owner.disc.attrs}
+    classes = ctx.domain[LABEL]
+    out = {}
+    for a in ctx.domain.attributes:
+        if a == LABEL:
+            continue
+        est = np.asarray(ones[a][0], np.float64)
+        if a in ctx.owner.merged:
+            est = np.bincount(ctx.owner.merged[a], weights=est, minlength=ctx.domain[a])
+        groups = level_groups_by_mass(est, kinds[a] in ("bins", "int"), levels)
+        out[(a, LABEL)] = pair_query(groups, classes)
+    return out
 
 
 class AIM(MarginalSynthesizer):
@@ -133,6 +173,8 @@ class AIM(MarginalSynthesizer):
                    "(mbi); tables only.")
     config_class = AIMConfig
     private = True
+    # saved before issue 29's settings: no weights, the 1-ways first, no grouped pairs
+    legacy_defaults = {"target_weight": 1.0, "target_pairs": False, "target_levels": 0}
 
     @classmethod
     def _planned_steps(cls, config, d: int) -> int:
@@ -144,14 +186,20 @@ class AIM(MarginalSynthesizer):
 
         cfg = self.config
         attrs = list(ctx.domain.attributes)
-        T = planned_rounds(cfg, len(attrs))
+        T = planned_rounds(cfg, len(attrs), LABEL in attrs)
         self.calibration["rounds"] = T
         sigma = math.sqrt(T / (2.0 * ALPHA * ctx.rho))
         eps0 = math.sqrt(8.0 * (1.0 - ALPHA) * ctx.rho / T)
-        first = first_measurements(attrs, cfg.target_pairs)
+        first = first_measurements(attrs, cfg.target_pairs and not coarse_pairs(cfg))
         ctx.measure(first, sigma, "aim: 1-way marginals" if len(first[0]) == 1 else "aim: target pairs")
+        ones = ctx.noisy_one_ways()
         if cfg.compress:
             ctx.compress()
+        grouped = {}  # the target's pairs on grouped levels, cut from the noisy 1-ways (released)
+        if coarse_pairs(cfg) and LABEL in attrs:
+            grouped = grouped_pairs(ctx, ones, cfg.target_levels)
+            ctx.measure(list(grouped), sigma / math.sqrt(cfg.target_budget), "aim: target pairs (grouped)",
+                        grouped)
         ctx.model = ctx.estimate(cfg.round_iters)
         cands = candidates(attrs, cfg.degree, cfg.target_weight)
         cands = {r: w for r, w in cands.items() if len(r) > 1} or cands
@@ -172,7 +220,10 @@ class AIM(MarginalSynthesizer):
                     cost = left / (fit + 1)
             if now > deadline:  # out of time: re-measure the model's cliques with the rest
                 again = first + list(dict.fromkeys(ctx.selected))
-                ctx.measure(again, math.sqrt(len(again) / (2.0 * left)), "aim: final marginals")
+                last = math.sqrt((len(again) + len(grouped)) / (2.0 * left))
+                ctx.measure(again, last, "aim: final marginals")
+                if grouped:
+                    ctx.measure(list(grouped), last, "aim: final target pairs (grouped)", grouped)
                 break
             if left < 2.0 * cost:
                 sigma = math.sqrt(1.0 / (2.0 * ALPHA * left))

@@ -325,15 +325,21 @@ class _Context:
             self._true[clique] = np.bincount(idx, minlength=int(np.prod(shape))).astype(np.float64)
         return self._true[clique]
 
-    def measure(self, cliques: list[tuple], sigma: float, record: str) -> None:
-        """Gaussian mechanism on each clique's count vector (L2 sensitivity 1), one record each."""
+    def measure(self, cliques: list[tuple], sigma: float, record: str, queries: dict | None = None) -> None:
+        """Gaussian mechanism on each clique's count vector (L2 sensitivity 1), one record each; a
+        clique in `queries` has its cells summed into groups first (a 0/1 matrix with disjoint
+        rows: a row still moves one count by 1, see target_pairs.GroupedQuery)."""
         for cl in cliques:
             x = self.true_marginal(cl)
+            q = (queries or {}).get(cl)
+            if q is not None:
+                x = q.matrix @ x
             y = x + sigma * self.measure_rng.standard_normal(x.shape)
             self.owner.ledger.add(MechanismRecord(record, "gaussian", float(sigma), sensitivity=1.0,
                                                   noise=self.kind))
             self.rho_used += 1.0 / (2.0 * sigma * sigma)
-            self.measurements.append(self.mbi.LinearMeasurement(y, cl, stddev=float(sigma)))
+            self.measurements.append(self.mbi.LinearMeasurement(y, cl, stddev=float(sigma)) if q is None
+                                     else self.mbi.LinearMeasurement(y, cl, stddev=float(sigma), query=q))
         # what the live view draws: the noise of these counts and how many marginals are in (both
         # are in the ledger: a function of the budget and the pace, not of the rows)
         self.event("measure", {"marginals": float(len(self.measurements)), "sigma": float(sigma)})
@@ -364,6 +370,8 @@ class _Context:
         Post-processing of released measurements."""
         out = {}
         for m in sorted(self.measurements, key=lambda m: len(m.clique)):
+            if getattr(m.query, "matrix", None) is not None:  # grouped cells: not the clique's shape
+                continue
             shape = [self.domain[b] for b in m.clique]
             y = np.asarray(m.noisy_measurement, np.float64).reshape(shape)
             for k, a in enumerate(m.clique):

@@ -240,9 +240,10 @@ def test_mst_tree_favours_the_targets_edges_with_target_weight():
 
 
 def test_aim_measures_the_targets_pairs_first_and_keeps_the_link(table):
-    """With a target and target_pairs (default), the first measurement is every column's pair with
-    the target (ledgered, ε still the target) and the rows keep y's link to age and city."""
-    m = make_model("aim", epsilon=1.0, rounds=6, round_iters=50, iters=100, bins=16, max_time=30)
+    """With a target, target_pairs and target_levels 0, the first measurement is every column's pair
+    with the target (ledgered, ε still the target) and the rows keep y's link to age and city."""
+    m = make_model("aim", epsilon=1.0, rounds=6, round_iters=50, iters=100, bins=16, max_time=30,
+                   target_levels=0)
     r = m.fit(table)
     ledger = m.privacy_ledger()
     assert r.epsilon == epsilon(ledger, DELTA) and 0.999 < r.epsilon <= 1.0
@@ -271,3 +272,65 @@ def test_the_preview_from_facts_plans_the_steps_the_run_will_show():
         assert from_facts.steps == from_rows.steps > 2, (name, from_facts.steps, from_rows.steps)
     images, _ = load_split("digits", seed=0, test_size=0.2)
     assert DataFacts.of(images).attributes is None
+
+
+def test_aim_measures_the_targets_pairs_on_grouped_levels_after_the_1ways(table):
+    """Default (target_levels 4): the 1-ways first, then each column's pair with the target on at most
+    4 groups of its levels; every measurement is a ledger record, ε is the accountant's and the
+    target, and the rows keep y's link to age and city."""
+    m = make_model("aim", epsilon=1.0, rounds=8, round_iters=50, iters=100, bins=16, max_time=30)
+    r = m.fit(table)
+    ledger = m.privacy_ledger()
+    assert r.epsilon == epsilon(ledger, DELTA) and 0.999 < r.epsilon <= 1.0
+    assert sum(rec.steps for rec in ledger if rec.name == "aim: 1-way marginals") == 4
+    assert sum(rec.steps for rec in ledger if rec.name == "aim: target pairs (grouped)") == 3
+    assert all(rec.sensitivity == 1.0 for rec in ledger if "grouped" in rec.name)
+    one = next(rec.noise_multiplier for rec in ledger if rec.name == "aim: 1-way marginals")
+    pair = next(rec.noise_multiplier for rec in ledger if rec.name == "aim: target pairs (grouped)")
+    assert pair == pytest.approx(one / np.sqrt(2.0))  # target_budget 2: twice a 1-way's ρ
+    s = m.sample(4000, seed=0).to_frame()
+    gap = s.groupby("y")["age"].mean()
+    assert gap["yes"] - gap["no"] > 8 and (s.loc[s["y"] == "yes", "city"] == "a").mean() > 0.8
+
+
+def test_grouped_pair_counts_move_by_one_when_a_row_goes():
+    """What the grouped measurement publishes before its noise, on neighbouring tables (each row
+    removed in turn): one group-and-class count moves by exactly 1, so L2 sensitivity 1 holds."""
+    from dpcore.models.target_pairs import level_groups_by_mass, pair_query
+
+    rng = np.random.default_rng(0)
+    col, y = rng.integers(0, 10, 200), rng.integers(0, 2, 200)
+
+    def counts(keep):
+        x = np.bincount(col[keep] * 2 + y[keep], minlength=20).astype(float)
+        return q.matrix @ x
+
+    groups = level_groups_by_mass(np.bincount(col, minlength=10) + rng.normal(0, 5, 10), True, 4)
+    q = pair_query(groups, 2)
+    full = counts(np.ones(200, bool))
+    assert q.matrix.shape == (8, 20) and full.sum() == 200 and q.op_norm_sq() == q.matrix.sum(1).max()
+    for i in range(200):
+        keep = np.ones(200, bool)
+        keep[i] = False
+        diff = full - counts(keep)
+        assert np.linalg.norm(diff) == 1.0 and diff[groups[col[i]] * 2 + y[i]] == 1.0
+
+
+def test_level_groups_by_mass_cut_ordered_levels_at_quantiles_and_keep_large_categories():
+    from dpcore.models.target_pairs import level_groups_by_mass
+
+    ordered = level_groups_by_mass(np.array([100, 0, 0, 0, 0, 0, 100, 100, 100, 0.0]), True, 4)
+    assert list(ordered) == [0, 1, 1, 1, 1, 1, 1, 2, 3, 3]  # neighbours together, 100 rows each
+    assert list(level_groups_by_mass(np.array([5, 50, 1, 30, 2.0]), False, 3)) == [2, 0, 2, 1, 2]
+    assert list(level_groups_by_mass(np.array([-3, 7, 1.0]), True, 4)) == [0, 1, 2]  # few levels: as is
+
+
+def test_planned_rounds_pay_for_the_grouped_pairs_only_when_a_target_is_declared():
+    """T ≥ the first phase's measurements: d 1-ways + target_budget·(d − 1) grouped pairs (31
+    attributes: 31 + 2·30 = 91 > the cap 64); without a target, or with target_levels 0, T = 64."""
+    from dpcore.models.aim import AIMConfig, planned_rounds
+
+    assert planned_rounds(AIMConfig(), 31, target=True) == 91
+    assert planned_rounds(AIMConfig(), 31, target=False) == 64
+    assert planned_rounds(AIMConfig(target_levels=0), 31) == 64
+    assert planned_rounds(AIMConfig(target_budget=1.0), 5) == 64  # the cap covers 5 + 4
