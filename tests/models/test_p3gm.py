@@ -277,6 +277,7 @@ def test_image_schedule_fills_only_the_auto_fields_on_large_image_sets():
     for name, facts in (("p3gm", small), ("p3gm", table), ("pgm", small)):  # the declared autos
         cfg = get_model(name).plan(None, facts).config
         assert (cfg.lr, cfg.ema_decay, cfg.batch_size) == (1e-3, 0.0, min(300, facts.n // 4)), name
+        assert (cfg.label_weight, cfg.prior_temperature, cfg.label_margin_keep) == (1.0, 1.0, 1.0), name
     pgm = get_model("pgm").plan(None, big).config  # the Story's ceiling: the same schedule without noise
     assert {k: getattr(pgm, k) for k in IMAGE_SCHEDULE} == IMAGE_SCHEDULE
 
