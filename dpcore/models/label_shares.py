@@ -27,6 +27,16 @@ def shares_from_mean(mean_block: np.ndarray) -> np.ndarray | None:
     return None if not np.isfinite(s).all() or s.sum() <= 0 else s / s.sum()
 
 
+def most_confident(out: np.ndarray, n_features: int, n: int) -> np.ndarray:
+    """Indices of the n decoded rows whose label block (the columns after `n_features`) has the
+    largest margin between its top two classes, the most confident first (a class drawn more
+    often than its quota keeps its surest rows). Why: a decoded image whose
+    label block hesitates between two classes is the row most likely labelled against its look."""
+    block = np.sort(np.asarray(out)[:, n_features:], axis=1)
+    margin = block[:, -1] - block[:, -2]
+    return np.argsort(-margin, kind="stable")[:n]
+
+
 def quota_counts(shares: np.ndarray, n: int) -> np.ndarray:
     """Integer counts summing to n, proportional to `shares` (largest remainders get the rest)."""
     shares = np.asarray(shares, np.float64)

@@ -31,7 +31,13 @@ from dpcore.data.dataset import Dataset
 from dpcore.errors import InvalidParameter, check_int
 from dpcore.io import as_float
 from dpcore.models import networks
-from dpcore.models.label_shares import CALIBRATION_DRAWS, level_shares, sample_with_quotas, shares_from_mean
+from dpcore.models.label_shares import (
+    CALIBRATION_DRAWS,
+    level_shares,
+    most_confident,
+    sample_with_quotas,
+    shares_from_mean,
+)
 from dpcore.models.mixture import diag_gauss_logpdf, mog_logpdf, mog_sample
 from dpcore.models.neural import NeuralSynthesizer, _replace
 from dpcore.models.p3gm_config import (  # noqa: F401 (re-exported)
@@ -70,8 +76,9 @@ class P3GM(NeuralSynthesizer):
     variational = True
     legacy_defaults = {"pca_pool": 1, "mean_clip_norm": 1.0, "label_shares": "decoder", "tabular_heads": "flat",
                        "category_shares": "decoder", "numeric_atoms": False, "warmup_scale": 1.0,
-                       "warmup_residual": False, "warmup_columns": False, "ema_decay": 0.0}
-    size_auto_fields = ("batch_size", "epochs", "lr", "ema_decay")  # the image schedule reads the row count
+                       "warmup_residual": False, "warmup_columns": False, "ema_decay": 0.0,
+                       "prior_temperature": 1.0, "label_margin_keep": 1.0}
+    size_auto_fields = ("batch_size", "epochs", *(k for k in IMAGE_SCHEDULE if k not in ("batch_size", "epochs")))
 
     def __init__(self, config=None, **overrides):
         super().__init__(config, **overrides)
@@ -93,7 +100,7 @@ class P3GM(NeuralSynthesizer):
 
         big_images = facts.image_shape is not None and facts.n >= IMAGE_SCHEDULE_ROWS
         declared = {p.name: p.auto for p in config_fields(type(config)) if p.name in IMAGE_SCHEDULE}
-        autos = {k: v for k, v in declared.items() if k in ("lr", "ema_decay")}  # the others resolve from the size
+        autos = {k: v for k, v in declared.items() if k not in ("batch_size", "epochs")}  # those resolve from the size
         fill = {k: (IMAGE_SCHEDULE[k] if big_images else autos.get(k)) for k in IMAGE_SCHEDULE
                 if getattr(config, k) is None and (big_images or k in autos)}
         config, adapted, limits = super()._resolve(_replace(config, **fill) if fill else config, facts)
@@ -191,12 +198,18 @@ class P3GM(NeuralSynthesizer):
         return self.template.with_features(X[order], y[order])
 
     def _draw_rows(self, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray | None]:
-        """As the base, with each categorical head shifted onto its noisy shares (category_shares)."""
-        offsets = self._category_offsets()
-        if not offsets:
-            return super()._draw_rows(n, rng)
-        z, _ = mog_sample(n, self.mog["weights"], self.mog["means"], self.mog["variances"], rng)
-        rows = self.heads.sample(self._outputs(z, raw=True), rng, offsets)
+        """As the base, with z ~ the prior at `prior_temperature`; images with labels keep the
+        `label_margin_keep` share of draws most confident in their label; each categorical head
+        shifted onto its noisy shares (category_shares). All post-processing of the fitted model."""
+        cfg = self.config
+        keep = cfg.label_margin_keep if self.heads is None and self.n_classes >= 2 else 1.0
+        z, _ = mog_sample(math.ceil(n / (keep or 1.0)), self.mog["weights"], self.mog["means"],
+                          self.mog["variances"] * np.float32((cfg.prior_temperature or 1.0) ** 2), rng)
+        if self.heads is None:
+            out = self.decode(z)
+            return split_output(out if len(z) == n else out[most_confident(out, self.n_features, n)],
+                                self.n_features, self.n_classes)
+        rows = self.heads.sample(self._outputs(z, raw=True), rng, self._category_offsets() or None)
         return split_output(rows, self.n_features, self.n_classes)
 
     def _category_offsets(self) -> dict:

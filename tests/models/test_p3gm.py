@@ -303,5 +303,52 @@ def test_image_schedule_fills_only_the_auto_fields_on_large_image_sets():
     for name, facts in (("p3gm", small), ("p3gm", table), ("pgm", small)):  # the declared autos
         cfg = get_model(name).plan(None, facts).config
         assert (cfg.lr, cfg.ema_decay, cfg.batch_size) == (1e-3, 0.0, min(300, facts.n // 4)), name
+        assert (cfg.label_weight, cfg.prior_temperature, cfg.label_margin_keep) == (1.0, 1.0, 1.0), name
     pgm = get_model("pgm").plan(None, big).config  # the Story's ceiling: the same schedule without noise
     assert {k: getattr(pgm, k) for k in IMAGE_SCHEDULE} == IMAGE_SCHEDULE
+
+
+def test_sampling_settings_are_post_processing_of_the_same_fit(digits):
+    """prior_temperature and label_margin_keep act at sampling time only: with seeded (debug)
+    noise the fit, its ledger and ε are the same as the defaults'; the rows are the decoded draws
+    z ~ N(μ, T²σ²) of which the label_margin_keep share most confident in their label is kept."""
+    from dpcore.models.label_shares import most_confident
+    from dpcore.models.mixture import mog_sample
+    from dpcore.models.rows import split_output
+
+    train = digits[0]
+    fits = {}
+    for T, keep in ((1.0, 1.0), (0.5, 0.25)):
+        model = make_model("p3gm", **TINY, prior_temperature=T, label_margin_keep=keep,
+                           reproducible_noise=True, seed=4)
+        fits[T] = (model, model.fit(train))
+    (plain, plain_res), (sharp, sharp_res) = fits[1.0], fits[0.5]
+    assert sharp_res.epsilon == plain_res.epsilon
+    assert sharp.privacy_ledger().to_list() == plain.privacy_ledger().to_list()
+    for a, b in zip(sharp.decoder.parameters(), plain.decoder.parameters()):
+        assert torch.equal(a, b)
+    mog = sharp.latent_prior()  # the fitted prior itself is unchanged
+    np.testing.assert_array_equal(mog["variances"], plain.latent_prior()["variances"])
+    z, _ = mog_sample(400, mog["weights"], mog["means"], mog["variances"] * 0.25, np.random.default_rng(0))
+    out = sharp.decode(z)
+    keep = most_confident(out, sharp.n_features, 100)
+    block = np.sort(out[:, sharp.n_features:], axis=1)
+    margin = block[:, -1] - block[:, -2]
+    assert margin[keep].min() >= np.delete(margin, keep).max()
+    feats, labels = sharp._draw_rows(100, np.random.default_rng(0))
+    want = split_output(out[keep], sharp.n_features, sharp.n_classes)
+    np.testing.assert_array_equal(feats, want[0])
+    np.testing.assert_array_equal(labels, want[1])
+    assert sharp.sample(200, seed=1).features.std(0).mean() < plain.sample(200, seed=1).features.std(0).mean()
+    for kw in ({"prior_temperature": 0.0}, {"label_margin_keep": 0.0}, {"label_margin_keep": 1.5}):
+        with pytest.raises(InvalidParameter, match=next(iter(kw))):
+            make_model("p3gm", **kw)
+
+
+def test_label_weight_reaches_the_decoders_loss(digits):
+    """The label block's weight changes what DP-SGD trains on (same seeded noise, same ledger)."""
+    fits = [make_model("p3gm", **TINY, label_weight=w, reproducible_noise=True, seed=4) for w in (1.0, 10.0)]
+    for model in fits:
+        model.fit(digits[0])
+    assert fits[0].privacy_ledger().to_list() == fits[1].privacy_ledger().to_list()
+    assert not torch.allclose(fits[0].decoder[-1].weight, fits[1].decoder[-1].weight)
