@@ -87,8 +87,9 @@ class PGMConfig(ModelConfig):
                                                "multiplied by T (T < 1 draws nearer the mixture's means; "
                                                "post-processing, no privacy cost); None = 1, and P3GM's image "
                                                "schedule's on images of at least 10 000 rows", auto=1.0)
-    label_margin_keep: float | None = hparam(None, "sampling, images with labels: draw rows/keep candidates and "
-                                             "keep the rows whose decoded label block has the largest margin "
+    label_margin_keep: float | None = hparam(None, "sampling, labelled images (and flat tables): draw rows/keep "
+                                             "candidates and keep the rows whose decoded label block has the "
+                                             "largest margin "
                                              "between its top two classes (post-processing, no privacy cost); "
                                              "1 = keep every draw; None = 1, and P3GM's image schedule's on "
                                              "images of at least 10 000 rows", low=0.05, high=1, auto=1.0)
