@@ -204,17 +204,17 @@ def linear_clipped_sum_(out: torch.Tensor, uses: list[tuple[LinearCall, str]], r
                         c: torch.Tensor, b: int) -> None:
     """out += Σ_i c_i ∂loss_i/∂p for a fast-path parameter (one re-weighted matmul).
 
-    Single 2-D use: only the narrower of g (b, out) and a (b, in) is re-weighted (the P3GM
-    decoder's first layer scales its 30-wide input, not its 1 000-wide output gradient); g is
-    scaled in place when the call owns it (`g_writable`: the backward is over and the norms are
-    taken), once for the weight and the bias, which then needs no c: the pass over memory is the
-    only extra work the clipped sum does beyond the matmul a plain step also does, and no
-    (b, out) temporary is allocated (~1 ms of a 21 ms P3GM decoder step).
+    Single 2-D use: g is scaled in place when the call owns it (`g_writable`: the backward is over
+    and the norms are taken), once for the weight and the bias, which then needs no c, unless a is
+    far narrower (the P3GM decoder's first layer scales a copy of its 30-wide input, not its
+    1 000-wide output gradient): the pass over memory is the only extra work the clipped sum does
+    beyond the matmul a plain step also does, and no (b, out) temporary is allocated (~1 ms of a
+    21 ms P3GM decoder step; the DP-VAE's 794 → 1 000 encoder layer scales g, not a copy of a).
     """
     if len(uses) == 1 and uses[0][0].a.dim() == 2:
         call = uses[0][0]
         g, a = _out_grad(call), call.a
-        if a.shape[1] >= g.shape[1] and call.g_writable and not call.g_clipped:
+        if 4 * a.shape[1] >= g.shape[1] and call.g_writable and not call.g_clipped:
             g.mul_(c[:, None])
             call.g_clipped = True
         if call.g_clipped:
