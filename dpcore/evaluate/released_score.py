@@ -47,7 +47,8 @@ class ReleasedScore:
         combines both. None when accuracy is None.
     per_class: the released (C̃_k, W̃_k) of each class (None for a score released before them, which
         released (C̃, W̃) only); balanced_accuracy: the mean of the classes' clipped C̃_k / m̃_k, None
-        when a class's noisy count is below MIN_CLASS_ROWS; balanced_noise_sd, balanced_sampling_sd:
+        when a class's noisy count is below MIN_CLASS_ROWS or the noise's σ (then each class's share
+        is mostly noise and its sd can exceed 1); balanced_noise_sd, balanced_sampling_sd:
         as above, summed over the classes (`balanced_plus_minus` combines both).
     """
 
@@ -85,7 +86,7 @@ class ReleasedScore:
         return {**asdict(self), "record": SCORE_RECORD}
 
 
-MIN_CLASS_ROWS = 5.0  # a class's noisy held-out count below this gives no balanced accuracy
+MIN_CLASS_ROWS = 5.0  # a class's noisy held-out count below this (or below σ) gives no balanced accuracy
 
 
 def _share(right: float, wrong: float, sigma: float, terms: int = 1) -> tuple[float, float, float] | None:
@@ -114,7 +115,8 @@ def from_noisy_class_counts(counts, noise_multiplier: float, classifier: str, pa
     right, wrong = float(c[:, 0].sum()), float(c[:, 1].sum())
     acc = _share(right, wrong, sigma, terms=k) or (None, None, None)
     per_class = tuple((float(a), float(b)) for a, b in c)
-    shares = [_share(a, b, sigma) if a + b >= MIN_CLASS_ROWS else None for a, b in per_class]
+    # a class whose noisy count is below σ is mostly noise: its share could read 0.08 ± 1.09
+    shares = [_share(a, b, sigma) if a + b >= max(MIN_CLASS_ROWS, sigma) else None for a, b in per_class]
     if k < 2 or any(x is None for x in shares):
         return ReleasedScore(right, wrong, sigma, classifier, partition, *acc, per_class=per_class)
     got = [x for x in shares if x is not None]

@@ -139,3 +139,16 @@ def test_accuracy_and_uncertainty_come_from_the_noisy_counts_alone():
     assert s.plus_minus == pytest.approx(math.hypot(s.noise_sd, s.sampling_sd))
     assert from_noisy_counts(2.0, -3.0, 10.0, "x", None).accuracy is None
     assert from_noisy_counts(5.0, -1.0, 10.0, "x", None).accuracy == 1.0  # clipped
+
+
+def test_a_class_counted_below_the_noise_gives_no_balanced_accuracy():
+    """At ε = 0.1 (σ ≈ 48) a class of ~30 held-out rows is mostly noise: its share once read
+    "balanced accuracy 0.08 ± 1.09". Below σ the release falls back to plain accuracy; above it a
+    two-class balanced accuracy's ± stays under 1."""
+    from dpcore.evaluate.released_score import from_noisy_class_counts
+
+    low = from_noisy_class_counts([[-3.0, 40.0], [70.0, 20.0]], 48.0, "lr", "heldout")
+    assert low.balanced_accuracy is None and low.accuracy is not None
+    for minority in (48.0, 60.0, 100.0):
+        ok = from_noisy_class_counts([[1.0, minority - 1.0], [70.0, 20.0]], 48.0, "lr", "heldout")
+        assert ok.balanced_accuracy is not None and ok.balanced_plus_minus < 1.0
