@@ -70,6 +70,29 @@ SCHEMA_ROW_PX = 35  # the schema editor's header and row height
 LOWER_X, UPPER_X, PUBLIC_X = 205, 282, 467  # the middle of its "lower", "upper" and "public" cells
 
 
+def _selected_row(page, col: int, rows: int = 12) -> int | None:
+    """The row of column `col` the grid marks selected in its accessible table, or None."""
+    for r in range(rows):
+        cell = page.locator(f"#glide-cell-{col}-{r}")
+        if cell.count() and cell.get_attribute("aria-selected") == "true":
+            return r
+    return None
+
+
+def _click_cell(page, box: dict, col: int, row: int, x: float) -> float:
+    """Click the cell (col, row) and return the y that selected it: when the grid marks another row
+    selected (the canvas moved under the click), the click is moved by the rows it missed."""
+    y = box["y"] + SCHEMA_ROW_PX * (row + 1.5)
+    for _ in range(3):
+        page.mouse.click(box["x"] + x, y)
+        page.wait_for_timeout(200)
+        got = _selected_row(page, col)
+        if got is None or got == row:
+            break
+        y += (row - got) * SCHEMA_ROW_PX
+    return y
+
+
 def _declare(page, row: int, lower: int, upper: int) -> None:
     """Type public bounds into the schema editor's row `row` (a canvas grid: double-click, type,
     Enter), checked through the grid's accessible cells."""
@@ -78,10 +101,9 @@ def _declare(page, row: int, lower: int, upper: int) -> None:
         cell = page.locator(f"#glide-cell-{col}-{row}")
         for attempt in range(8):  # an edit made while the page reruns after the last one can be dropped
             box = grid.bounding_box()
-            y = box["y"] + SCHEMA_ROW_PX * (row + 1.5)
             page.keyboard.press("Escape")
             _idle(page)
-            page.mouse.click(box["x"] + x, y)
+            y = _click_cell(page, box, col, row, x)
             page.wait_for_timeout(300 + 200 * attempt)
             page.mouse.dblclick(box["x"] + x, y)
             page.wait_for_timeout(300 + 200 * attempt)
