@@ -248,8 +248,8 @@ def one_way_histogram(real: Dataset, synth: Dataset, column: str, bins: int = 20
     lo, hi = col.bounds
     edges = np.linspace(lo, hi, bins + 1)
     text = _number if col.date_format is None else (lambda v: _date(v, col.date_format))
-    labels = [f"{text(edges[i])}–{text(edges[i + 1])}" for i in range(bins)] + ["missing"] + \
-             [f"= {text(a)}" for a in col.atoms]
+    shown = [text(e) for e in edges]
+    labels = [f"{shown[i]}–{shown[i + 1]}" for i in range(bins)] + ["missing"] + [f"= {text(a)}" for a in col.atoms]
     # where each level sits on the axis: bins at their middle, an atom at its value (before the bin
     # it lies in), missing last
     place = [((edges[i] + edges[i + 1]) / 2, 1) for i in range(bins)] + [(np.inf, 2)] + \

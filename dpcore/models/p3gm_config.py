@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from dpcore.models.neural import NUMERIC_ATOMS_HELP, NUMERIC_BINS_HELP, TABULAR_HEADS_HELP
 from dpcore.models.params import (
+    EPSILON_BY_SIZE,
     REPRODUCIBLE_NOISE_HELP,
     ModelConfig,
     count,
@@ -21,13 +22,9 @@ from dpcore.models.params import (
 )
 
 PCA_DIM = 30  # the paper's best latent size (10–100 work)
-# P3GM's defaults for a public training-row count (a built-in's split; a file's count is private, so
-# a file gets the constants ε = 1 and epochs = auto, resolved from the noisy ñ in the run). Small
-# data needs a larger ε: the noise that hides one row is the same whatever the size, so fewer rows
-# carry less signal through it (digits' 1 438 rows: ε = 1 scores 0.07–0.41, chance 0.10; Fashion-
-# MNIST's 20 000: ε = 1 keeps ~0.86 of the real data's utility, bench/story_defaults.py), and
+# P3GM's epochs for a public training-row count (a built-in's split; a file's count is private, so a
+# file gets epochs = auto, resolved from the noisy ñ in the run; its ε: params.EPSILON_BY_SIZE):
 # DP-SGD's noise per step is fixed, so a small dataset gets more passes (its steps are few and cheap).
-EPSILON_BY_SIZE = ((10_000, 1.0), (3_000, 3.0), (0, 10.0))
 EPOCHS_BY_SIZE = ((10_000, None), (0, 10))
 WARMUP_SCALE_HELP = (
     "tables with per-column heads: the factor the warm-up's targets (the DP-PCA reconstruction) are spread "

@@ -16,8 +16,8 @@ from torch import nn
 
 from dpcore.models import networks
 from dpcore.models.neural import NUMERIC_ATOMS_HELP, NUMERIC_BINS_HELP, TABULAR_HEADS_HELP, NeuralSynthesizer
-from dpcore.models.p3gm_config import EPSILON_BY_SIZE
 from dpcore.models.params import (
+    EPSILON_BY_SIZE,
     REPRODUCIBLE_NOISE_HELP,
     ModelConfig,
     count,

@@ -31,6 +31,7 @@ release; show them to users only as "not private".
 from __future__ import annotations
 
 import warnings
+from collections import Counter
 
 import torch
 from torch import nn
@@ -260,9 +261,7 @@ class DPSGD:
                                      grad_outputs=torch.ones_like(loss),
                                      retain_graph=bool(fallback), allow_unused=True,
                                      materialize_grads=True)
-            counts: dict[int, int] = {}
-            for g in gs:
-                counts[g.data_ptr()] = counts.get(g.data_ptr(), 0) + 1
+            counts = Counter(g.data_ptr() for g in gs)
             for call, g in zip(plan.calls, gs):
                 call.g = g
                 # the clipped sum may re-weight g in place: only a dense g no other call shares

@@ -87,7 +87,7 @@ def _p3gm_default(name: str, n: int | None):
 
 def default_epsilon(n: int | None) -> float:
     """P3GM's default ε for `n` public training rows (None: a file → FILE_EPSILON), declared with
-    its field (dpcore.models.p3gm_config.EPSILON_BY_SIZE): small data needs a larger ε."""
+    its field (dpcore.models.params.EPSILON_BY_SIZE): small data needs a larger ε."""
     return float(_p3gm_default("epsilon", n))
 
 

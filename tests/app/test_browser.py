@@ -189,11 +189,7 @@ def test_walkthrough(server, shots):
         # Train a small P3GM on digits and watch it live.
         _goto(page, "Train")
         page.wait_for_selector("text=Noise preview")
-        epochs = page.get_by_role("slider", name="Epochs")
-        epochs.focus()
-        while int(epochs.input_value()) > 2:  # small epochs: arrow keys move the slider
-            page.keyboard.press("ArrowLeft")
-        _idle(page)
+        _slide(page, "Epochs", 2)  # small epochs: arrow keys move the slider
         page.get_by_text("Advanced settings").click()
         _set_number(page, "hidden", 512)  # slow enough on a quiet machine for two polls
         _set_number(page, "warmup steps", 1500)  # a few seconds of live curve on a quiet machine

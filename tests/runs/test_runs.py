@@ -31,7 +31,7 @@ def test_run_folder_contents(done_run):
         assert (p / f).is_file(), f
     conf = json.loads((p / "config.json").read_text())
     assert conf["model"] == "p3gm" and conf["seed"] == 0 and conf["data"]["dataset"] == "digits"
-    # defaults filled, digits' ε from its public size (P3GM's EPSILON_BY_SIZE: 10 under 3 000 rows)
+    # defaults filled, digits' ε from its public size (params.EPSILON_BY_SIZE: 10 under 3 000 rows)
     assert conf["params"]["epsilon"] == 10.0 and "encoder_share" in conf["params"]
     st = done_run.status()
     assert st["status"] == "done" and st["created"] and st["finished"] and st["message"] is None
