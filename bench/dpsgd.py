@@ -9,7 +9,9 @@ Adam 1e-3, C = 1, σ = 1.2. Every variant has its own copy of the model and opti
 are timed interleaved (one step each per repeat) so drift hits all alike; medians are reported.
 `dp_ms` is the engine's step on a fixed batch of 300 (forward + per-example loss + dp.step) with
 its secret noise (what a user's run draws); the Poisson sampling of indices (n = 63 000) is timed
-separately as `poisson_ms`.
+separately as `poisson_ms`, and drawing the step's Gaussian noise alone as `noise_ms` (torch's
+mt19937, ~2.7 ns a number: a floor no engine built on torch's CPU generator goes under), so
+`dp_without_noise_over_plain` is what the engine itself adds.
 
 A ratio on a shared machine means little without the load it was taken under, so every row carries
 the load average (1 min) before and after its model, the CPU count, and how many CPUs the whole
@@ -91,6 +93,9 @@ def variants(model, loss_fn):
                max_grad_norm=C, n=N, expected_batch_size=BATCH, ledger=PrivacyLedger())
     out["dp"] = lambda: dp.step(loss_fn(m2, data["x"], data["y"]))
     out["poisson"] = dp.poisson_batch
+    # the Gaussian draw alone, as the step makes it (same buffer, same std): the part of the DP
+    # overhead no engine can avoid with torch's generator; what is left is the engine's own cost
+    out["noise"] = lambda: dp._noise(SIGMA * C / BATCH)
 
     m3 = GradSampleModule(copy.deepcopy(model), batch_first=True, loss_reduction="mean")
     o3 = DPOptimizer(torch.optim.Adam(m3.parameters(), lr=LR), noise_multiplier=SIGMA,
@@ -176,10 +181,12 @@ def _bench_model(name, model, loss_fn, xs, ys, repeats, warmup, clock):
     best = {k: min(v) for k, v in times.items()}
     row = {"model": name, "batch": BATCH, "plain_ms": med["plain"], "dp_ms": med["dp"],
            "opacus_ghost_ms": med["opacus_ghost"], "opacus_hooks_ms": med["opacus_hooks"],
-           "poisson_ms": med["poisson"], "repeats": repeats,
+           "poisson_ms": med["poisson"], "noise_ms": med["noise"], "repeats": repeats,
            "threads": torch.get_num_threads()}
     for k in ("dp", "opacus_ghost", "opacus_hooks"):
         row[f"{k}_over_plain"] = med[k] / med["plain"]
+    row["noise_over_plain"] = med["noise"] / med["plain"]
+    row["dp_without_noise_over_plain"] = (med["dp"] - med["noise"]) / med["plain"]
     # minima: less sensitive to other processes on a shared machine (see the load fields)
     for k in ("plain", "dp", "opacus_ghost", "opacus_hooks"):
         row[f"{k}_min_ms"] = best[k]
@@ -209,19 +216,22 @@ def main(argv=None) -> int:
                               for k, v in r.items()}))
         return 0
     hdr = f"{'model':14s} {'batch':>5s} {'plain':>8s} {'dp':>8s} {'ghost':>8s} {'hooks':>8s}" \
-          f" {'dp/pl':>6s} {'gh/pl':>6s} {'hk/pl':>6s} {'poisson':>8s}  {'load 1 min':>11s} {'busy/cpus':>10s}"
+          f" {'dp/pl':>6s} {'gh/pl':>6s} {'hk/pl':>6s} {'poisson':>8s} {'noise':>6s} {'dp-n/pl':>7s}" \
+          f"  {'load 1 min':>11s} {'busy/cpus':>10s}"
     print(hdr)
     for r in rows:
         busy = "n/a" if r["busy_cpus"] is None else f"{r['busy_cpus']:.1f}/{r['cpus']}"
         print(f"{r['model']:14s} {r['batch']:5d} {r['plain_ms']:8.1f} {r['dp_ms']:8.1f} "
               f"{r['opacus_ghost_ms']:8.1f} {r['opacus_hooks_ms']:8.1f} "
               f"{r['dp_over_plain']:6.2f} {r['opacus_ghost_over_plain']:6.2f} "
-              f"{r['opacus_hooks_over_plain']:6.2f} {r['poisson_ms']:8.2f}  "
+              f"{r['opacus_hooks_over_plain']:6.2f} {r['poisson_ms']:8.2f} {r['noise_ms']:6.1f} "
+              f"{r['dp_without_noise_over_plain']:7.2f}  "
               f"{r['load_avg_1min_before']:5.1f}→{r['load_avg_1min_after']:<5.1f} {busy:>10s}")
     print(f"(ms per step, median of {args.repeats}, {args.threads} threads, {args.clock} clock; "
           f"best-case dp/plain: " + ", ".join(f"{r['model']} {r['dp_over_plain_min']:.2f}"
                                                for r in rows)
-          + "; load: the 1-min load average before→after each model; busy/cpus: CPUs the whole "
+          + "; noise: drawing the Gaussian noise alone; dp-n/pl: (dp − noise) / plain, the engine's own "
+          "overhead; load: the 1-min load average before→after each model; busy/cpus: CPUs the whole "
           "machine kept busy meanwhile, of all)")
     return 0
 

@@ -32,6 +32,9 @@ def test_json_rows_carry_the_load(monkeypatch, capsys):
     assert row["model"] == "tiny" and row["clock"] == "wall" and row["dp_over_plain"] > 0
     assert row["load_avg_1min_before"] >= 0 and row["load_avg_1min_after"] >= 0
     assert row["cpus"] >= 1 and 0 < row["own_cpus"]
+    # the noise draw is reported beside the ratio, and what is left is dp minus it
+    assert row["noise_ms"] > 0
+    assert abs(row["dp_without_noise_over_plain"] - (row["dp_ms"] - row["noise_ms"]) / row["plain_ms"]) < 2e-3
     if row["busy_cpus"] is not None:                     # /proc/stat: Linux only
         assert 0 <= row["busy_cpus"] <= row["cpus"] + 1e-6
 
