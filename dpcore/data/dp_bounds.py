@@ -6,6 +6,11 @@ bounds are the outer edges of the bins whose noisy count clears 3 noise standard
 One row changes one count per column, so the L2 sensitivity of all k histograms together is √k:
 one Gaussian mechanism with noise multiplier σ, recorded in the ledger for the accountant.
 
+A date column (days since 1970, `dpcore.data.dates`) gets a public grid of calendar years instead:
+on powers of two its days fall in [2^14, 2^15), i.e. bounds 2014-11-10 to 2059-09-18 for any table
+of recent dates, and synthetic dates spread over 45 years. The year grid (1900–2100) is as public and
+data-independent as the powers of two, and one row still moves one count per column.
+
 Category lists are NOT estimated here (an observed-category list cannot be released by a Gaussian
 histogram without a public domain); columns with data-derived categories keep origin "data" and
 the Dataset stays marked "preprocessing not covered by ε".
@@ -23,6 +28,9 @@ from dpcore.errors import DataError, check_positive
 
 _POW = 2.0 ** np.arange(-10, 41)
 GRID = np.concatenate([-_POW[::-1], [0.0], _POW])  # public bin edges, independent of the data
+# dates: 1 January of every year 1900–2100, as days since 1970-01-01 (the date columns' unit)
+DATE_GRID = (np.arange("1900", "2101", dtype="datetime64[Y]").astype("datetime64[D]")
+             - np.datetime64("1970-01-01", "D")).astype(float)
 THRESHOLD_SDS = 3.0
 
 
@@ -49,19 +57,20 @@ def privatise_bounds(frame: pd.DataFrame, schema: Schema, *, noise_multiplier: f
     k = len(todo)
     sensitivity = math.sqrt(k)
     rng = np.random.default_rng(seed)
-    nbins = len(GRID) - 1
     tau = THRESHOLD_SDS * sigma * sensitivity
     new = schema
     for spec in todo:
+        grid = GRID if spec.date_format is None else DATE_GRID
+        nbins = len(grid) - 1
         x = canon[spec.name].to_numpy(dtype=float, na_value=np.nan)
         x = x[np.isfinite(x)]
-        bins = np.clip(np.searchsorted(GRID, x, side="right") - 1, 0, nbins - 1)
+        bins = np.clip(np.searchsorted(grid, x, side="right") - 1, 0, nbins - 1)
         noisy = np.bincount(bins, minlength=nbins) + rng.normal(0.0, sigma * sensitivity, nbins)
         kept = np.flatnonzero(noisy > tau)
         if kept.size == 0:
             raise DataError(f"too few rows to estimate the bounds of column {spec.name!r} privately "
                             f"(noise_multiplier={sigma}); declare its bounds instead")
-        lo, hi = float(GRID[kept[0]]), float(GRID[kept[-1] + 1])
+        lo, hi = float(grid[kept[0]]), float(grid[kept[-1] + 1])
         if spec.kind == "integer":
             lo, hi = math.floor(lo), math.ceil(hi)
         # the precision read off the rows goes with the raw bounds: it is not privatised

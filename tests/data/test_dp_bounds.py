@@ -32,3 +32,23 @@ def test_dp_bounds_need_declared_kinds():
                   bounds_noise_multiplier=2.0, categories={"y": [0, 1]})
     assert ds.schema.column("a").origin == "data" and not ds.preprocessing_private
     assert ds.meta["privacy_records"] == []
+
+
+def test_a_date_columns_dp_bounds_are_calendar_years_around_its_dates():
+    """Days since 1970 on the powers-of-two grid gave 2014-11-10 – 2059-09-18 for any recent dates;
+    the public year grid gives the years the dates fall in, from the noisy counts alone."""
+    rng = np.random.default_rng(1)
+    n = 3000
+    frame = pd.DataFrame({"admit": (np.datetime64("2021-03-01") + rng.integers(0, 900, n)).astype(str),
+                          "y": rng.integers(0, 2, n)})
+    ds = read_csv(frame.to_csv(index=False).encode(), target="y", undeclared="dp", bounds_noise_multiplier=5.0,
+                  seed=2, types={"admit": "date"}, categories={"y": [0, 1]})
+    spec = ds.schema.column("admit")
+    assert spec.origin == "dp" and spec.date_format == "%Y-%m-%d"
+    day = np.datetime64("1970-01-01", "D")
+    assert day + int(spec.lower) == np.datetime64("2021-01-01")
+    assert day + int(spec.upper) == np.datetime64("2024-01-01")
+    # the grid is public: 1 January of every year 1900–2100, whatever the rows
+    from dpcore.data.dp_bounds import DATE_GRID
+
+    assert np.all(np.diff(DATE_GRID) >= 365) and DATE_GRID[0] < -25000 < 47000 < DATE_GRID[-1]
