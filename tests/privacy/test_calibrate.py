@@ -92,3 +92,18 @@ def test_no_spent_records_change_nothing():
         assert cal.to_dict() == ref_p3gm.to_dict()
         assert A.calibrate_dp_vae(1.0, DELTA, N, BATCH, 2, spent=spent).to_dict() == ref_vae.to_dict()
     assert A.calibrate_sgd(1.0, DELTA, q, steps, spent=empty[2]) == ref_sgd  # a 0-step record
+
+
+def test_calibrated_sgd_never_publishes_more_than_the_target():
+    """GS-WGAN's Fashion-MNIST setting (q = 1/100, 128 000 queries) used to give the accountant's
+    ε = 10.000000000033 for a target of 10: round-off, but a published ε above the one asked for."""
+    from dpcore.privacy.accountant import epsilon
+    from dpcore.privacy.accountants.calibrate import calibrate_sgd
+    from dpcore.privacy.ledger import MechanismRecord, PrivacyLedger
+
+    for eps, q, steps in ((10.0, 0.01, 128_000), (1.0, 0.016, 480), (4.0, 0.02, 25_000)):
+        sigma = calibrate_sgd(eps, 1e-5, q, steps)
+        ledger = PrivacyLedger()
+        ledger.add(MechanismRecord("dp-sgd", "subsampled_gaussian", sigma, sampling_rate=q, steps=steps))
+        got = epsilon(ledger, 1e-5)
+        assert got <= eps and eps - got < 1e-8, (eps, got)
