@@ -53,22 +53,28 @@ def sample_with_quotas(draw: Draw, n: int, shares: np.ndarray, *, max_factor: in
                        chunk: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """n rows whose label counts follow `shares`, drawn in chunks from `draw`.
 
-    Rows are kept in the order drawn until each class has its quota. Should the model hardly ever
-    produce a class, drawing stops after `max_factor`·n rows and the missing places are filled with
-    the earliest surplus rows of other classes, so exactly n rows come back.
+    Rows are kept in the order drawn until each class has its quota. After the first chunk, each
+    chunk is sized to what the classes still short need at the rates the model produced them so far
+    (with a margin), not a whole `chunk` again: P3GM on Fashion-MNIST drew four 60 000-row chunks
+    (each 120 000 decodes at `label_margin_keep` 0.5) to fill the last few hundred places of its
+    rarest class. Should the model hardly ever produce a class, drawing stops after `max_factor`·n
+    rows and the missing places are filled with the earliest surplus rows of other classes, so
+    exactly n rows come back.
     """
     want = quota_counts(shares, n)
     k = len(want)
     chunk = chunk or max(n, 1024)
     kept: list[np.ndarray] = [[] for _ in range(k)]  # per class, its rows in the order drawn
     have = np.zeros(k, np.int64)
+    seen = np.zeros(k, np.int64)  # rows of each class drawn so far, kept or not
     spare_x, spare_y, n_spare = [], [], 0  # the earliest surplus rows, at most n of them
     drawn = 0
     while np.any(have < want) and drawn < max_factor * max(n, 1):
-        x, y = draw(chunk)
+        x, y = draw(_next_chunk(chunk, want - have, seen, drawn))
         drawn += len(y)
         for c in range(k):
             idx = np.flatnonzero(y == c)
+            seen[c] += len(idx)
             take = idx[: max(0, want[c] - have[c])]
             kept[c].append(x[take])
             have[c] += len(take)
@@ -85,6 +91,18 @@ def sample_with_quotas(draw: Draw, n: int, shares: np.ndarray, *, max_factor: in
         X = np.concatenate([X, np.concatenate(spare_x)[:short]])
         Y = np.concatenate([Y, np.concatenate(spare_y)[:short]])
     return X, Y
+
+
+MIN_CHUNK = 1024  # the smallest follow-up draw (a decoder call on fewer rows costs about the same)
+
+
+def _next_chunk(chunk: int, missing: np.ndarray, seen: np.ndarray, drawn: int) -> int:
+    """The first draw is `chunk`; then the rows the short classes need at their rates so far, ×1.25."""
+    short = missing > 0
+    if drawn == 0 or np.any(seen[short] == 0):
+        return chunk
+    need = float(np.max(missing[short] / (seen[short] / drawn)))
+    return int(min(chunk, max(MIN_CHUNK, np.ceil(1.25 * need))))
 
 
 LEVEL_FLOOR = 0.01  # the least share a declared level is generated at (at most 1/(2k))

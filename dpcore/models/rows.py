@@ -26,7 +26,7 @@ def model_matrix(data: Dataset) -> tuple[np.ndarray, int]:
 
 def split_output(out: np.ndarray, n_features: int, n_classes: int) -> tuple[np.ndarray, np.ndarray | None]:
     """Decoded rows → (features clipped to [0, 1], labels = argmax of the label block)."""
-    feats = np.clip(out[:, :n_features], 0.0, 1.0).astype(np.float32)
+    feats = np.clip(out[:, :n_features], 0.0, 1.0).astype(np.float32, copy=False)  # one array, not two
     if n_classes == 0:
         return feats, None
     return feats, np.argmax(out[:, n_features:n_features + n_classes], axis=1).astype(np.int64)

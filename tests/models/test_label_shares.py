@@ -35,6 +35,22 @@ def test_quotas_undo_a_skewed_generator():
     np.testing.assert_array_equal(X[:, 0], y)  # rows keep their own labels
 
 
+def test_follow_up_draws_are_sized_to_what_the_short_classes_need():
+    """A class drawn a little under its share (8 % for 10 %) used to cost a whole chunk of n again
+    for its last places; now the follow-ups ask for what they need at the rates seen so far."""
+    sizes = []
+    draw = _skewed_draw([0.62, 0.30, 0.08])
+
+    def counted(m):
+        sizes.append(m)
+        return draw(m)
+    X, y = sample_with_quotas(counted, 30_000, np.array([0.6, 0.3, 0.1]))
+    assert list(np.bincount(y)) == [18_000, 9_000, 3_000]
+    assert sizes[0] == 30_000 and all(s < 30_000 for s in sizes[1:])
+    # class 2 is ~600 short after the first chunk: ~7 500 more draws at 8 %, not another 30 000
+    assert sum(sizes) < 45_000
+
+
 def test_a_class_never_generated_is_filled_from_the_others():
     X, y = sample_with_quotas(_skewed_draw([0.5, 0.5, 0.0]), 600, np.ones(3) / 3, max_factor=3)
     assert len(y) == 600 and X.shape == (600, 3)
