@@ -12,7 +12,8 @@ with `target_levels` 0, the pairs cell by cell instead of the 1-ways: not in the
 first_measurements),
 then rounds of (a) the exponential mechanism at ε₀ = √(8·0.1·ρ/T) over candidates whose junction
 tree stays under `max_model_size`·(ρ used / ρ) MB, quality w_r·(‖M_r(D) − M_r(p̂)‖₁ − √(2/π)·σ·n_r)
-with sensitivity max w_r, (b) a Gaussian measurement of the chosen marginal at σ, (c) a warm-started
+with sensitivity max w_r over those offered (the target's pairs measured before the rounds are
+not: round_candidates), (b) a Gaussian measurement of the chosen marginal at σ, (c) a warm-started
 re-estimate. When a measurement barely moved the model (‖ΔM_r‖₁ ≤ √(2/π)·σ·n_r) σ halves and ε₀
 doubles. The last round — when what is left would not pay for two more — spends exactly the rest;
 after `max_time` seconds the rest is spent instead on re-measuring the 1-way marginals and every
@@ -113,6 +114,21 @@ def candidates(attrs: list[str], degree: int, target_weight: float = 1.0) -> dic
     return out
 
 
+def round_candidates(attrs: list[str], degree: int, target_weight: float, measured: list[tuple]) -> dict:
+    """The rounds' candidates: the workload's closure (`candidates`) without the 1-ways and without
+    the marginals the first phase measured (`measured`: the target's pairs), which the final
+    re-measurement measures again anyway.
+
+    Why: the exponential mechanism's sensitivity is the largest weight offered, and the target's
+    pairs weigh target_weight·2 = 8 against 2 for the others: offered, they made every selection 4×
+    noisier (issue 29: at ε₀ ≈ 0.016 the rounds picked pairs nearly at random). Which marginals
+    are left out depends on the schema and the settings only, never on the rows."""
+    cands = candidates(attrs, degree, target_weight)
+    done = set(measured)
+    left = {r: w for r, w in cands.items() if len(r) > 1 and r not in done}
+    return left or {r: w for r, w in cands.items() if len(r) > 1} or cands
+
+
 def first_measurements(attrs: list[str], target_pairs: bool) -> list[tuple]:
     """What AIM measures before its first round: every 1-way marginal (the paper), or, when a target
     is declared and `target_pairs` is on, every column's pair with the target — as many Gaussian
@@ -201,8 +217,7 @@ class AIM(MarginalSynthesizer):
             ctx.measure(list(grouped), sigma / math.sqrt(cfg.target_budget), "aim: target pairs (grouped)",
                         grouped)
         ctx.model = ctx.estimate(cfg.round_iters)
-        cands = candidates(attrs, cfg.degree, cfg.target_weight)
-        cands = {r: w for r, w in cands.items() if len(r) > 1} or cands
+        cands = round_candidates(attrs, cfg.degree, cfg.target_weight, first + list(grouped))
         rows = max(int(ctx.total), 10_000)
         deadline = ctx.t0 + cfg.max_time
         final, done, t_rounds = False, 0, time.perf_counter()

@@ -334,3 +334,42 @@ def test_planned_rounds_pay_for_the_grouped_pairs_only_when_a_target_is_declared
     assert planned_rounds(AIMConfig(), 31, target=False) == 64
     assert planned_rounds(AIMConfig(target_levels=0), 31) == 64
     assert planned_rounds(AIMConfig(target_budget=1.0), 5) == 64  # the cap covers 5 + 4
+
+
+def test_rounds_leave_out_the_target_pairs_measured_first():
+    """The target's pairs (weight 4·2 = 8) are measured before the rounds: offered again they set the
+    exponential mechanism's sensitivity to 8 for every pair (weight 2). Left out, the largest weight
+    offered is 2; the cell-by-cell design (pairs instead of 1-ways) leaves them out too."""
+    from dpcore.models.aim import round_candidates
+    from dpcore.models.marginal_data import LABEL
+
+    attrs = ["a", "b", "c", LABEL]
+    pairs = [("a", LABEL), ("b", LABEL), ("c", LABEL)]
+    cands = round_candidates(attrs, 2, 4.0, [(a,) for a in attrs] + pairs)
+    assert set(cands) == {("a", "b"), ("a", "c"), ("b", "c")} and max(cands.values()) == 2
+    assert round_candidates(attrs, 2, 4.0, [(a,) for a in attrs])[("a", LABEL)] == 8  # not measured: offered
+    assert round_candidates(["a", LABEL], 2, 4.0, [("a", LABEL)]) == {("a", LABEL): 8}  # nothing else left
+
+
+def test_aim_selects_at_the_sensitivity_of_the_candidates_it_offers(table, monkeypatch):
+    """A fit with rounds: every selection runs at sensitivity 2 (the target's pairs, weight 8, were
+    measured first and are not offered), picks a pair without the target, and writes one
+    exponential record at the ε₀ it used; ε is the accountant's of that ledger."""
+    from dpcore.models import marginal_base
+    from dpcore.models.marginal_data import LABEL
+
+    seen, select = [], marginal_base._Context.select
+
+    def spy(ctx, scores, epsilon0, sensitivity, record):
+        seen.append((epsilon0, sensitivity, len(scores)))
+        return select(ctx, scores, epsilon0, sensitivity, record)
+
+    monkeypatch.setattr(marginal_base._Context, "select", spy)
+    m = make_model("aim", epsilon=1.0, rounds=12, round_iters=20, iters=50, bins=16, max_time=60)
+    r = m.fit(table)
+    ledger = m.privacy_ledger()
+    assert r.epsilon == epsilon(ledger, DELTA) and 0.999 < r.epsilon <= 1.0
+    assert seen and all(s == 2.0 and n <= 3 for _, s, n in seen), seen
+    assert all(LABEL not in c for c in m.calibration["selected"])
+    used = [rec.epsilon0 for rec in ledger if rec.mechanism == "exponential"]
+    assert used == pytest.approx([e for e, _, _ in seen])
