@@ -28,6 +28,7 @@ paper), which shrinks every candidate's cells. Each round's estimate compiles a 
 """
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import time
@@ -59,6 +60,7 @@ ALPHA = 0.9  # share of each round's ρ spent on the measurement (the paper's)
 TARGET_WEIGHT = 4.0  # chosen on bench/wide_table.py's `wide-choose` table and credit (docs/tabular.md)
 TARGET_LEVELS = 4  # chosen on bench/wide_table.py's `wide-choose` table and credit (docs/tabular.md)
 TARGET_BUDGET = 2.0  # chosen on bench/wide_table.py's `wide-choose` table and credit (docs/tabular.md)
+TARGET_SHRINK = False
 
 
 @dataclass(frozen=True)
@@ -82,6 +84,9 @@ class AIMConfig(ModelConfig):
     target_budget: float = hparam(TARGET_BUDGET, "ρ of each grouped target pair, in units of a 1-way "
                                                  "marginal's (the target's links against each column's shape)",
                                   low=0.25, high=16.0, typical=(1, 4))
+    target_shrink: bool = hparam(TARGET_SHRINK, "with grouped target pairs: pull each pair's noisy counts toward "
+                                                "independence by how far its link stands above the noise "
+                                                "(James–Stein; post-processing, no privacy cost)")
     max_model_size: float = positive(20.0, "largest graphical model (MB of junction-tree tables)")
     max_time: float = positive(300.0, "seconds of selection rounds; the round after spends the rest of ρ",
                                group="main")
@@ -182,6 +187,20 @@ def grouped_pairs(ctx, ones: dict, levels: int) -> dict:
     return out
 
 
+def shrink_last(ctx, k: int) -> list[float]:
+    """The last `k` measurements (grouped target pairs) pulled toward independence
+    (target_pairs.shrink_to_independence); their factors λ, rounded. Post-processing: no record."""
+    from dpcore.models.target_pairs import shrink_to_independence
+
+    classes, out = ctx.domain[LABEL], []
+    for i in range(len(ctx.measurements) - k, len(ctx.measurements)):
+        m = ctx.measurements[i]
+        y, lam = shrink_to_independence(np.asarray(m.noisy_measurement), classes, float(m.stddev))
+        ctx.measurements[i] = dataclasses.replace(m, noisy_measurement=y)
+        out.append(round(lam, 3))
+    return out
+
+
 class AIM(MarginalSynthesizer):
     name = "aim"
     label = "AIM (marginals)"
@@ -190,7 +209,7 @@ class AIM(MarginalSynthesizer):
     config_class = AIMConfig
     private = True
     # saved before issue 29's settings: no weights, the 1-ways first, no grouped pairs
-    legacy_defaults = {"target_weight": 1.0, "target_pairs": False, "target_levels": 0}
+    legacy_defaults = {"target_weight": 1.0, "target_pairs": False, "target_levels": 0, "target_shrink": False}
 
     @classmethod
     def _planned_steps(cls, config, d: int) -> int:
@@ -216,6 +235,8 @@ class AIM(MarginalSynthesizer):
             grouped = grouped_pairs(ctx, ones, cfg.target_levels)
             ctx.measure(list(grouped), sigma / math.sqrt(cfg.target_budget), "aim: target pairs (grouped)",
                         grouped)
+            if cfg.target_shrink:
+                self.calibration["target_shrink"] = shrink_last(ctx, len(grouped))
         ctx.model = ctx.estimate(cfg.round_iters)
         cands = round_candidates(attrs, cfg.degree, cfg.target_weight, first + list(grouped))
         rows = max(int(ctx.total), 10_000)
@@ -239,6 +260,8 @@ class AIM(MarginalSynthesizer):
                 ctx.measure(again, last, "aim: final marginals")
                 if grouped:
                     ctx.measure(list(grouped), last, "aim: final target pairs (grouped)", grouped)
+                    if cfg.target_shrink:
+                        shrink_last(ctx, len(grouped))
                 break
             if left < 2.0 * cost:
                 sigma = math.sqrt(1.0 / (2.0 * ALPHA * left))
