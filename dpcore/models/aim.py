@@ -17,7 +17,8 @@ not: round_candidates), (b) a Gaussian measurement of the chosen marginal at σ,
 re-estimate. When a measurement barely moved the model (‖ΔM_r‖₁ ≤ √(2/π)·σ·n_r) σ halves and ε₀
 doubles. The last round — when what is left would not pay for two more — spends exactly the rest;
 after `max_time` seconds the rest is spent instead on re-measuring the 1-way marginals and every
-selected one (no selection). Either way the accountant's ε of the ledger is the target.
+selected one (no selection); `final_share` keeps that share of what the first phase left for such a
+final re-measurement even when the rounds end in time (not in the paper). Either way the accountant's ε of the ledger is the target.
 When max_time binds (T = 16·d planned rounds at 3–8 s each on a CPU would take minutes), σ and ε₀
 are re-planned each round from the pace so far: what is left is split over the rounds that still
 fit plus the final re-measurement, so ρ is spent on the rounds that happen (not in the paper).
@@ -87,6 +88,9 @@ class AIMConfig(ModelConfig):
     target_shrink: bool = hparam(TARGET_SHRINK, "with grouped target pairs: pull each pair's noisy counts toward "
                                                 "independence by how far its link stands above the noise "
                                                 "(James–Stein; post-processing, no privacy cost)")
+    final_share: float = hparam(0.0, "share of the ρ left after the first measurements kept for a final "
+                                     "re-measurement of every measured marginal (0: only when max_time "
+                                     "ends the rounds)", low=0.0, high=1.0)
     max_model_size: float = positive(20.0, "largest graphical model (MB of junction-tree tables)")
     max_time: float = positive(300.0, "seconds of selection rounds; the round after spends the rest of ρ",
                                group="main")
@@ -241,9 +245,10 @@ class AIM(MarginalSynthesizer):
         cands = round_candidates(attrs, cfg.degree, cfg.target_weight, first + list(grouped))
         rows = max(int(ctx.total), 10_000)
         deadline = ctx.t0 + cfg.max_time
+        reserve = cfg.final_share * (ctx.rho - ctx.rho_used)  # kept for the final re-measurement
         final, done, t_rounds = False, 0, time.perf_counter()
         while not final:
-            left = ctx.rho - ctx.rho_used
+            left = ctx.rho - ctx.rho_used - reserve
             if left <= 0:
                 break
             cost = 1.0 / (2.0 * sigma ** 2) + eps0 ** 2 / 8.0
@@ -254,14 +259,7 @@ class AIM(MarginalSynthesizer):
                     sigma = math.sqrt((fit + 1) / (2.0 * ALPHA * left))
                     eps0 = math.sqrt(8.0 * (1.0 - ALPHA) * left / (fit + 1))
                     cost = left / (fit + 1)
-            if now > deadline:  # out of time: re-measure the model's cliques with the rest
-                again = first + list(dict.fromkeys(ctx.selected))
-                last = math.sqrt((len(again) + len(grouped)) / (2.0 * left))
-                ctx.measure(again, last, "aim: final marginals")
-                if grouped:
-                    ctx.measure(list(grouped), last, "aim: final target pairs (grouped)", grouped)
-                    if cfg.target_shrink:
-                        shrink_last(ctx, len(grouped))
+            if now > deadline:  # out of time: re-measure the model's cliques with the rest (reserve included)
                 break
             if left < 2.0 * cost:
                 sigma = math.sqrt(1.0 / (2.0 * ALPHA * left))
@@ -286,3 +284,12 @@ class AIM(MarginalSynthesizer):
             if not final and np.abs(after - before).sum() <= bias * ctx.domain.size(r):
                 sigma, eps0 = sigma / 2.0, eps0 * 2.0
             done += 1
+        left = ctx.rho - ctx.rho_used
+        if left > 1e-12 * ctx.rho:  # out of time, or the reserve: every measured marginal again
+            again = first + list(dict.fromkeys(ctx.selected))
+            last = math.sqrt((len(again) + len(grouped)) / (2.0 * left))
+            ctx.measure(again, last, "aim: final marginals")
+            if grouped:
+                ctx.measure(list(grouped), last, "aim: final target pairs (grouped)", grouped)
+                if cfg.target_shrink:
+                    shrink_last(ctx, len(grouped))

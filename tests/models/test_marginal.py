@@ -410,3 +410,21 @@ def test_aim_target_shrink_is_post_processing(table):
     s = m.sample(4000, seed=0).to_frame()
     gap = s.groupby("y")["age"].mean()
     assert gap["yes"] - gap["no"] > 8
+
+
+def test_aim_final_share_keeps_rho_for_a_final_re_measurement(table):
+    """final_share 0.5: the rounds stop with half of the ρ the first measurements left, which then
+    re-measures every measured marginal (4 1-ways, 3 grouped target pairs, the selected ones); ε is
+    the accountant's and the target."""
+    m = make_model("aim", epsilon=1.0, rounds=12, round_iters=20, iters=50, bins=16, max_time=60,
+                   final_share=0.5)
+    r = m.fit(table)
+    ledger = m.privacy_ledger()
+    assert r.epsilon == epsilon(ledger, DELTA) and 0.999 < r.epsilon <= 1.0
+
+    def rho(prefixes):  # zCDP ρ of the records named so (an exponential record's σ/Δ is 2/ε₀)
+        return sum(rec.steps / (2 * rec.noise_multiplier ** 2) for rec in ledger if rec.name.startswith(prefixes))
+
+    final = [rec for rec in ledger if rec.name.startswith("aim: final")]
+    assert sum(rec.steps for rec in final) == 4 + 3 + len(m.calibration["selected"]) > 7, final
+    assert rho("aim: final") == pytest.approx(rho(("aim: marginals", "aim: selection")), rel=1e-6)
