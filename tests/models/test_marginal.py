@@ -413,11 +413,13 @@ def test_aim_target_shrink_is_post_processing(table):
 
 
 def test_aim_final_share_keeps_rho_for_a_final_re_measurement(table):
-    """final_share 0.5: the rounds stop with half of the ρ the first measurements left, which then
-    re-measures every measured marginal (4 1-ways, 3 grouped target pairs, the selected ones); ε is
-    the accountant's and the target."""
-    m = make_model("aim", epsilon=1.0, rounds=12, round_iters=20, iters=50, bins=16, max_time=60,
-                   final_share=0.5)
+    """The default final_share 0.5: the rounds stop with half of the ρ the first measurements left,
+    which then re-measures every measured marginal (4 1-ways, 3 grouped target pairs, the selected
+    ones); ε is the accountant's and the target. A run saved before the setting loads with 0."""
+    from dpcore.models.aim import AIM
+
+    assert AIM.config_class().final_share == 0.5 and AIM.legacy_defaults["final_share"] == 0.0
+    m = make_model("aim", epsilon=1.0, rounds=12, round_iters=20, iters=50, bins=16, max_time=60)
     r = m.fit(table)
     ledger = m.privacy_ledger()
     assert r.epsilon == epsilon(ledger, DELTA) and 0.999 < r.epsilon <= 1.0
