@@ -12,11 +12,13 @@ with `target_levels` 0, the pairs cell by cell instead of the 1-ways: not in the
 first_measurements),
 then rounds of (a) the exponential mechanism at ε₀ = √(8·0.1·ρ/T) over candidates whose junction
 tree stays under `max_model_size`·(ρ used / ρ) MB, quality w_r·(‖M_r(D) − M_r(p̂)‖₁ − √(2/π)·σ·n_r)
-with sensitivity max w_r, (b) a Gaussian measurement of the chosen marginal at σ, (c) a warm-started
+with sensitivity max w_r over those offered (the target's pairs measured before the rounds are
+not: round_candidates), (b) a Gaussian measurement of the chosen marginal at σ, (c) a warm-started
 re-estimate. When a measurement barely moved the model (‖ΔM_r‖₁ ≤ √(2/π)·σ·n_r) σ halves and ε₀
 doubles. The last round — when what is left would not pay for two more — spends exactly the rest;
 after `max_time` seconds the rest is spent instead on re-measuring the 1-way marginals and every
-selected one (no selection). Either way the accountant's ε of the ledger is the target.
+selected one (no selection); `final_share` keeps that share of what the first phase left for such a
+final re-measurement even when the rounds end in time (not in the paper). Either way the accountant's ε of the ledger is the target.
 When max_time binds (T = 16·d planned rounds at 3–8 s each on a CPU would take minutes), σ and ε₀
 are re-planned each round from the pace so far: what is left is split over the rounds that still
 fit plus the final re-measurement, so ρ is spent on the rounds that happen (not in the paper).
@@ -27,6 +29,7 @@ paper), which shrinks every candidate's cells. Each round's estimate compiles a 
 """
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import time
@@ -58,6 +61,8 @@ ALPHA = 0.9  # share of each round's ρ spent on the measurement (the paper's)
 TARGET_WEIGHT = 4.0  # chosen on bench/wide_table.py's `wide-choose` table and credit (docs/tabular.md)
 TARGET_LEVELS = 4  # chosen on bench/wide_table.py's `wide-choose` table and credit (docs/tabular.md)
 TARGET_BUDGET = 2.0  # chosen on bench/wide_table.py's `wide-choose` table and credit (docs/tabular.md)
+TARGET_SHRINK = False  # measured on wide-choose and credit, not adopted (docs/tabular.md)
+FINAL_SHARE = 0.5  # chosen on bench/wide_table.py's `wide-choose` table and credit (docs/tabular.md)
 
 
 @dataclass(frozen=True)
@@ -81,6 +86,12 @@ class AIMConfig(ModelConfig):
     target_budget: float = hparam(TARGET_BUDGET, "ρ of each grouped target pair, in units of a 1-way "
                                                  "marginal's (the target's links against each column's shape)",
                                   low=0.25, high=16.0, typical=(1, 4))
+    target_shrink: bool = hparam(TARGET_SHRINK, "with grouped target pairs: pull each pair's noisy counts toward "
+                                                "independence by how far its link stands above the noise "
+                                                "(James–Stein; post-processing, no privacy cost)")
+    final_share: float = hparam(FINAL_SHARE, "share of the ρ left after the first measurements kept for a final "
+                                     "re-measurement of every measured marginal (0: only when max_time "
+                                     "ends the rounds)", low=0.0, high=1.0)
     max_model_size: float = positive(20.0, "largest graphical model (MB of junction-tree tables)")
     max_time: float = positive(300.0, "seconds of selection rounds; the round after spends the rest of ρ",
                                group="main")
@@ -111,6 +122,21 @@ def candidates(attrs: list[str], degree: int, target_weight: float = 1.0) -> dic
             for r in itertools.combinations(s, k):
                 out[r] = out.get(r, 0.0) + c * len(set(r) & set(s))
     return out
+
+
+def round_candidates(attrs: list[str], degree: int, target_weight: float, measured: list[tuple]) -> dict:
+    """The rounds' candidates: the workload's closure (`candidates`) without the 1-ways and without
+    the marginals the first phase measured (`measured`: the target's pairs), which the final
+    re-measurement measures again anyway.
+
+    Why: the exponential mechanism's sensitivity is the largest weight offered, and the target's
+    pairs weigh target_weight·2 = 8 against 2 for the others: offered, they made every selection 4×
+    noisier (issue 29: at ε₀ ≈ 0.016 the rounds picked pairs nearly at random). Which marginals
+    are left out depends on the schema and the settings only, never on the rows."""
+    cands = candidates(attrs, degree, target_weight)
+    done = set(measured)
+    left = {r: w for r, w in cands.items() if len(r) > 1 and r not in done}
+    return left or {r: w for r, w in cands.items() if len(r) > 1} or cands
 
 
 def first_measurements(attrs: list[str], target_pairs: bool) -> list[tuple]:
@@ -166,6 +192,20 @@ def grouped_pairs(ctx, ones: dict, levels: int) -> dict:
     return out
 
 
+def shrink_last(ctx, k: int) -> list[float]:
+    """The last `k` measurements (grouped target pairs) pulled toward independence
+    (target_pairs.shrink_to_independence); their factors λ, rounded. Post-processing: no record."""
+    from dpcore.models.target_pairs import shrink_to_independence
+
+    classes, out = ctx.domain[LABEL], []
+    for i in range(len(ctx.measurements) - k, len(ctx.measurements)):
+        m = ctx.measurements[i]
+        y, lam = shrink_to_independence(np.asarray(m.noisy_measurement), classes, float(m.stddev))
+        ctx.measurements[i] = dataclasses.replace(m, noisy_measurement=y)
+        out.append(round(lam, 3))
+    return out
+
+
 class AIM(MarginalSynthesizer):
     name = "aim"
     label = "AIM (marginals)"
@@ -174,7 +214,8 @@ class AIM(MarginalSynthesizer):
     config_class = AIMConfig
     private = True
     # saved before issue 29's settings: no weights, the 1-ways first, no grouped pairs
-    legacy_defaults = {"target_weight": 1.0, "target_pairs": False, "target_levels": 0}
+    legacy_defaults = {"target_weight": 1.0, "target_pairs": False, "target_levels": 0, "target_shrink": False,
+                       "final_share": 0.0}
 
     @classmethod
     def _planned_steps(cls, config, d: int) -> int:
@@ -200,14 +241,16 @@ class AIM(MarginalSynthesizer):
             grouped = grouped_pairs(ctx, ones, cfg.target_levels)
             ctx.measure(list(grouped), sigma / math.sqrt(cfg.target_budget), "aim: target pairs (grouped)",
                         grouped)
+            if cfg.target_shrink:
+                self.calibration["target_shrink"] = shrink_last(ctx, len(grouped))
         ctx.model = ctx.estimate(cfg.round_iters)
-        cands = candidates(attrs, cfg.degree, cfg.target_weight)
-        cands = {r: w for r, w in cands.items() if len(r) > 1} or cands
+        cands = round_candidates(attrs, cfg.degree, cfg.target_weight, first + list(grouped))
         rows = max(int(ctx.total), 10_000)
         deadline = ctx.t0 + cfg.max_time
+        reserve = cfg.final_share * (ctx.rho - ctx.rho_used)  # kept for the final re-measurement
         final, done, t_rounds = False, 0, time.perf_counter()
         while not final:
-            left = ctx.rho - ctx.rho_used
+            left = ctx.rho - ctx.rho_used - reserve
             if left <= 0:
                 break
             cost = 1.0 / (2.0 * sigma ** 2) + eps0 ** 2 / 8.0
@@ -218,12 +261,7 @@ class AIM(MarginalSynthesizer):
                     sigma = math.sqrt((fit + 1) / (2.0 * ALPHA * left))
                     eps0 = math.sqrt(8.0 * (1.0 - ALPHA) * left / (fit + 1))
                     cost = left / (fit + 1)
-            if now > deadline:  # out of time: re-measure the model's cliques with the rest
-                again = first + list(dict.fromkeys(ctx.selected))
-                last = math.sqrt((len(again) + len(grouped)) / (2.0 * left))
-                ctx.measure(again, last, "aim: final marginals")
-                if grouped:
-                    ctx.measure(list(grouped), last, "aim: final target pairs (grouped)", grouped)
+            if now > deadline:  # out of time: re-measure the model's cliques with the rest (reserve included)
                 break
             if left < 2.0 * cost:
                 sigma = math.sqrt(1.0 / (2.0 * ALPHA * left))
@@ -248,3 +286,12 @@ class AIM(MarginalSynthesizer):
             if not final and np.abs(after - before).sum() <= bias * ctx.domain.size(r):
                 sigma, eps0 = sigma / 2.0, eps0 * 2.0
             done += 1
+        left = ctx.rho - ctx.rho_used
+        if left > 1e-12 * ctx.rho:  # out of time, or the reserve: every measured marginal again
+            again = first + list(dict.fromkeys(ctx.selected))
+            last = math.sqrt((len(again) + len(grouped)) / (2.0 * left))
+            ctx.measure(again, last, "aim: final marginals")
+            if grouped:
+                ctx.measure(list(grouped), last, "aim: final target pairs (grouped)", grouped)
+                if cfg.target_shrink:
+                    shrink_last(ctx, len(grouped))

@@ -334,3 +334,99 @@ def test_planned_rounds_pay_for_the_grouped_pairs_only_when_a_target_is_declared
     assert planned_rounds(AIMConfig(), 31, target=False) == 64
     assert planned_rounds(AIMConfig(target_levels=0), 31) == 64
     assert planned_rounds(AIMConfig(target_budget=1.0), 5) == 64  # the cap covers 5 + 4
+
+
+def test_rounds_leave_out_the_target_pairs_measured_first():
+    """The target's pairs (weight 4·2 = 8) are measured before the rounds: offered again they set the
+    exponential mechanism's sensitivity to 8 for every pair (weight 2). Left out, the largest weight
+    offered is 2; the cell-by-cell design (pairs instead of 1-ways) leaves them out too."""
+    from dpcore.models.aim import round_candidates
+    from dpcore.models.marginal_data import LABEL
+
+    attrs = ["a", "b", "c", LABEL]
+    pairs = [("a", LABEL), ("b", LABEL), ("c", LABEL)]
+    cands = round_candidates(attrs, 2, 4.0, [(a,) for a in attrs] + pairs)
+    assert set(cands) == {("a", "b"), ("a", "c"), ("b", "c")} and max(cands.values()) == 2
+    assert round_candidates(attrs, 2, 4.0, [(a,) for a in attrs])[("a", LABEL)] == 8  # not measured: offered
+    assert round_candidates(["a", LABEL], 2, 4.0, [("a", LABEL)]) == {("a", LABEL): 8}  # nothing else left
+
+
+def test_aim_selects_at_the_sensitivity_of_the_candidates_it_offers(table, monkeypatch):
+    """A fit with rounds: every selection runs at sensitivity 2 (the target's pairs, weight 8, were
+    measured first and are not offered), picks a pair without the target, and writes one
+    exponential record at the ε₀ it used; ε is the accountant's of that ledger."""
+    from dpcore.models import marginal_base
+    from dpcore.models.marginal_data import LABEL
+
+    seen, select = [], marginal_base._Context.select
+
+    def spy(ctx, scores, epsilon0, sensitivity, record):
+        seen.append((epsilon0, sensitivity, len(scores)))
+        return select(ctx, scores, epsilon0, sensitivity, record)
+
+    monkeypatch.setattr(marginal_base._Context, "select", spy)
+    m = make_model("aim", epsilon=1.0, rounds=12, round_iters=20, iters=50, bins=16, max_time=60)
+    r = m.fit(table)
+    ledger = m.privacy_ledger()
+    assert r.epsilon == epsilon(ledger, DELTA) and 0.999 < r.epsilon <= 1.0
+    assert seen and all(s == 2.0 and n <= 3 for _, s, n in seen), seen
+    assert all(LABEL not in c for c in m.calibration["selected"])
+    used = [rec.epsilon0 for rec in ledger if rec.mechanism == "exponential"]
+    assert used == pytest.approx([e for e, _, _ in seen])
+
+
+def test_shrink_to_independence_keeps_the_margins_and_damps_links_the_noise_explains():
+    """A grouped pair (4 groups × 2 classes) at σ = 20: with no link the noisy deviation is mostly
+    shrunk away (mean λ ≈ 0.25), a strong link (minority share 5 % → 50 %) is kept (mean λ ≈ 0.94); the
+    group and class totals are the noisy ones either way."""
+    from dpcore.models.target_pairs import shrink_to_independence
+
+    rng = np.random.default_rng(0)
+    flat = np.array([[250, 50]] * 4, float)
+    strong = np.array([[285, 15], [240, 60], [200, 100], [150, 150]], float)
+    lams = {}
+    for name, table_ in (("flat", flat), ("strong", strong)):
+        lams[name] = []
+        for _ in range(200):
+            y = (table_ + rng.normal(0, 20, table_.shape)).ravel()
+            out, lam = shrink_to_independence(y, 2, 20.0)
+            t, o = y.reshape(4, 2), out.reshape(4, 2)
+            assert np.allclose(o.sum(0), t.sum(0)) and np.allclose(o.sum(1), t.sum(1))
+            lams[name].append(lam)
+    assert np.mean(lams["flat"]) < 0.35 and np.mean(lams["strong"]) > 0.9, {k: np.mean(v) for k, v in lams.items()}
+
+
+def test_aim_target_shrink_is_post_processing(table):
+    """target_shrink on: the same ledger records as without (no privacy cost), ε the accountant's,
+    one λ per grouped pair in the calibration; age's strong link to y survives the shrinking."""
+    m = make_model("aim", epsilon=1.0, rounds=8, round_iters=20, iters=100, bins=16, max_time=30,
+                   target_shrink=True)
+    r = m.fit(table)
+    ledger = m.privacy_ledger()
+    assert r.epsilon == epsilon(ledger, DELTA) and 0.999 < r.epsilon <= 1.0
+    assert not any("shrink" in rec.name for rec in ledger)
+    lam = m.calibration["target_shrink"]
+    assert len(lam) == 3 and all(0.0 <= v <= 1.0 for v in lam) and max(lam) > 0.9, lam
+    s = m.sample(4000, seed=0).to_frame()
+    gap = s.groupby("y")["age"].mean()
+    assert gap["yes"] - gap["no"] > 8
+
+
+def test_aim_final_share_keeps_rho_for_a_final_re_measurement(table):
+    """The default final_share 0.5: the rounds stop with half of the ρ the first measurements left,
+    which then re-measures every measured marginal (4 1-ways, 3 grouped target pairs, the selected
+    ones); ε is the accountant's and the target. A run saved before the setting loads with 0."""
+    from dpcore.models.aim import AIM
+
+    assert AIM.config_class().final_share == 0.5 and AIM.legacy_defaults["final_share"] == 0.0
+    m = make_model("aim", epsilon=1.0, rounds=12, round_iters=20, iters=50, bins=16, max_time=60)
+    r = m.fit(table)
+    ledger = m.privacy_ledger()
+    assert r.epsilon == epsilon(ledger, DELTA) and 0.999 < r.epsilon <= 1.0
+
+    def rho(prefixes):  # zCDP ρ of the records named so (an exponential record's σ/Δ is 2/ε₀)
+        return sum(rec.steps / (2 * rec.noise_multiplier ** 2) for rec in ledger if rec.name.startswith(prefixes))
+
+    final = [rec for rec in ledger if rec.name.startswith("aim: final")]
+    assert sum(rec.steps for rec in final) == 4 + 3 + len(m.calibration["selected"]) > 7, final
+    assert rho("aim: final") == pytest.approx(rho(("aim: marginals", "aim: selection")), rel=1e-6)
