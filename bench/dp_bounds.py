@@ -3,7 +3,8 @@
 Why: the Data page's default for a fresh upload is either "estimate with DP" (covered by ε, one
 ledgered noisy histogram per run) or "read from the rows" (exact, not covered). Which one is
 usable depends on the rows: the noisy histogram keeps a power-of-two bin only when its count
-clears 3 noise sds, so a small table loses its sparse ends (clipped) or every bin (refused).
+clears 3.72 noise sds (3.89 for a year of dates), so a small table loses its sparse ends (clipped)
+or every bin (refused).
 This draws a patient-like table (age, income with 25 % zeros, bmi, visits, an admission date) at
 each size, estimates its bounds `--repeats` times per noise multiplier, and reports per column
 the true range, the median DP range, the share of real values the DP range clips and how often

@@ -39,8 +39,15 @@ DATE_GRID = (np.arange("1900", "2101", dtype="datetime64[Y]").astype("datetime64
 # did in ~13 % of releases per column, one of the ~200 year bins in ~24 %, and the bounds stretched
 # to it: the journey's bmi got an upper bound of 6.9e10, its 2023–2024 dates one in 2053.
 FALSE_KEEP = 0.01
-THRESHOLD_SDS = NormalDist().inv_cdf(1 - FALSE_KEEP / (len(GRID) - 1))  # 3.72
-DATE_THRESHOLD_SDS = NormalDist().inv_cdf(1 - FALSE_KEEP / (len(DATE_GRID) - 1))  # 3.89
+
+
+def _keep_sds(grid: np.ndarray) -> float:
+    """z such that no empty bin of `grid` clears z noise sds, with probability 1 − FALSE_KEEP."""
+    return NormalDist().inv_cdf(1 - FALSE_KEEP / (len(grid) - 1))
+
+
+THRESHOLD_SDS = _keep_sds(GRID)  # 3.72
+DATE_THRESHOLD_SDS = _keep_sds(DATE_GRID)  # 3.89
 
 
 def privatise_bounds(frame: pd.DataFrame, schema: Schema, *, noise_multiplier: float = 10.0,
@@ -68,8 +75,8 @@ def privatise_bounds(frame: pd.DataFrame, schema: Schema, *, noise_multiplier: f
     rng = np.random.default_rng(seed)
     new = schema
     for spec in todo:
-        grid = GRID if spec.date_format is None else DATE_GRID
-        tau = (THRESHOLD_SDS if spec.date_format is None else DATE_THRESHOLD_SDS) * sigma * sensitivity
+        grid, z = (GRID, THRESHOLD_SDS) if spec.date_format is None else (DATE_GRID, DATE_THRESHOLD_SDS)
+        tau = z * sigma * sensitivity
         nbins = len(grid) - 1
         x = canon[spec.name].to_numpy(dtype=float, na_value=np.nan)
         x = x[np.isfinite(x)]

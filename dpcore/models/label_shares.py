@@ -57,9 +57,9 @@ def sample_with_quotas(draw: Draw, n: int, shares: np.ndarray, *, max_factor: in
     chunk is sized to what the classes still short need at the rates the model produced them so far
     (with a margin), not a whole `chunk` again: P3GM on Fashion-MNIST drew a second 60 000-row
     chunk (120 000 decodes at `label_margin_keep` 0.5) to fill the last few hundred places of its
-    rarest class; now it asks for ~25 000. Should the model hardly ever produce a class, drawing stops after `max_factor`·n
-    rows and the missing places are filled with the earliest surplus rows of other classes, so
-    exactly n rows come back.
+    rarest class; now it asks for ~25 000. Should the model hardly ever produce a class, drawing
+    stops after `max_factor`·n rows and the missing places are filled with the earliest surplus rows
+    of other classes, so exactly n rows come back.
     """
     want = quota_counts(shares, n)
     k = len(want)

@@ -98,10 +98,10 @@ def dp_bounds_rows_needed(columns: int, noise_multiplier: float) -> int:
     the Data page warns and asks for declared bounds (it never changes its default on the private
     row count, which the run's settings would publish).
 
-    A power-of-two bin is kept when its noisy count clears τ = z·σ·√k (z = THRESHOLD_SDS, 3.72). A column spread over four
-    such bins (ages 16–128, incomes' magnitudes) has 2τ rows in its average bin at 8τ rows: each
-    bin then clears τ by z noise sds. Below that, bench/dp_bounds.py finds the ends clipped or the
-    estimate refused (120 rows, 5 columns, σ = 10: refused in 19 of 20 draws).
+    A power-of-two bin is kept when its noisy count clears τ = z·σ·√k (z = THRESHOLD_SDS, 3.72). A
+    column spread over four such bins (ages 16–128, incomes' magnitudes) has 2τ rows in its average
+    bin at 8τ rows: each bin then clears τ by z noise sds. Below that, bench/dp_bounds.py finds the
+    ends clipped or the estimate refused (120 rows, 5 columns, σ = 10: refused in 20 of 20 draws).
     """
     import math
 
