@@ -105,15 +105,7 @@ def _declare(page, row: int, lower: int, upper: int) -> None:
             _idle(page)
             y = _click_cell(page, box, col, row, x)
             page.wait_for_timeout(300 + 200 * attempt)
-            got = _selected_row(page, col)
-            if attempt and got is not None:
-                # a retry moves the grid's own selection with the arrow keys (the canvas can sit a
-                # row off the click after a rerun) and opens the editor with Enter, not a click
-                for _ in range(abs(row - got)):
-                    page.keyboard.press("ArrowDown" if row > got else "ArrowUp")
-                page.keyboard.press("Enter")
-            else:
-                page.mouse.dblclick(box["x"] + x, y)
+            page.mouse.dblclick(box["x"] + x, y)
             page.wait_for_timeout(300 + 200 * attempt)
             page.keyboard.type(str(value))
             page.keyboard.press("Enter")
