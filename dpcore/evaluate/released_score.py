@@ -41,15 +41,15 @@ SCORE_CLASSIFIER = "logistic_regression"
 class ReleasedScore:
     """The released noisy counts and what is derived from them alone (post-processing).
 
-    accuracy: C̃ / (C̃ + W̃) clipped to [0, 1] (None when the noisy total is below 1).
+    accuracy: C̃ / (C̃ + W̃) clipped to [0, 1] (None when the noisy total is too small to read:
+        `readable_total`).
     noise_sd: the standard deviation the Gaussian noise gives the accuracy (delta method at the
         released values), sampling_sd: a binomial test-sample term √(a(1 − a)/m̃); `plus_minus`
         combines both. None when accuracy is None.
     per_class: the released (C̃_k, W̃_k) of each class (None for a score released before them, which
         released (C̃, W̃) only); balanced_accuracy: the mean of the classes' clipped C̃_k / m̃_k, None
-        when a class's noisy count is below MIN_CLASS_ROWS or the noise's σ (then each class's share
-        is mostly noise and its sd can exceed 1); balanced_noise_sd, balanced_sampling_sd:
-        as above, summed over the classes (`balanced_plus_minus` combines both).
+        when a class's noisy count is too small to read (`readable_total`); balanced_noise_sd,
+        balanced_sampling_sd: as above, summed over the classes (`balanced_plus_minus` combines both).
     """
 
     correct: float
@@ -86,14 +86,25 @@ class ReleasedScore:
         return {**asdict(self), "record": SCORE_RECORD}
 
 
-MIN_CLASS_ROWS = 5.0  # a class's noisy held-out count below this (or below σ) gives no balanced accuracy
+MIN_CLASS_ROWS = 5.0  # a noisy held-out count below this gives no share, however small the noise
+
+
+def readable_total(sigma: float, terms: int = 1) -> float:
+    """The smallest noisy total m̃ = right + wrong whose share is shown, each of right and wrong the
+    sum of `terms` counts with noise N(0, σ²).
+
+    Why: the share's noise sd is σ√terms·√((1 − a)² + a²)/m̃ ≤ σ√terms/m̃, so from m̃ ≥ 2σ√terms it is
+    at most 0.5; below it a share of [0, 1] is mostly noise and once read "accuracy 1.00 ± 2.14"
+    (ε = 0.1, 120 held-out rows). Decided on the noisy total alone: post-processing."""
+    return max(MIN_CLASS_ROWS, 2.0 * float(sigma) * math.sqrt(terms))
 
 
 def _share(right: float, wrong: float, sigma: float, terms: int = 1) -> tuple[float, float, float] | None:
     """(a, noise sd, sampling sd) of a = right / (right + wrong) from noisy counts, each the sum of
-    `terms` released counts with noise N(0, σ²) (delta method at the released values)."""
+    `terms` released counts with noise N(0, σ²) (delta method at the released values); None when
+    the noisy total is below `readable_total`."""
     total = float(right) + float(wrong)
-    if not (total >= 1.0):
+    if not (total >= readable_total(sigma, terms)):
         return None
     a = min(max(float(right) / total, 0.0), 1.0)
     return a, sigma * math.sqrt(terms) * math.sqrt((1.0 - a) ** 2 + a ** 2) / total, math.sqrt(a * (1.0 - a) / total)
@@ -115,8 +126,8 @@ def from_noisy_class_counts(counts, noise_multiplier: float, classifier: str, pa
     right, wrong = float(c[:, 0].sum()), float(c[:, 1].sum())
     acc = _share(right, wrong, sigma, terms=k) or (None, None, None)
     per_class = tuple((float(a), float(b)) for a, b in c)
-    # a class whose noisy count is below σ is mostly noise: its share could read 0.08 ± 1.09
-    shares = [_share(a, b, sigma) if a + b >= max(MIN_CLASS_ROWS, sigma) else None for a, b in per_class]
+    # a class whose noisy count is below 2σ is mostly noise: its share once read 0.08 ± 1.09
+    shares = [_share(a, b, sigma) for a, b in per_class]
     if k < 2 or any(x is None for x in shares):
         return ReleasedScore(right, wrong, sigma, classifier, partition, *acc, per_class=per_class)
     got = [x for x in shares if x is not None]

@@ -139,8 +139,9 @@ def describe(score: ReleasedScore, eps: float) -> tuple[str, str]:
                    else "."))
     elif score.accuracy is None:
         text = (f"A score on held-out people was released (ε = {eps:.2g}), but its noisy count of held-out "
-                "rows is too small to give an accuracy.")
-        what = ""
+                f"rows ({score.correct + score.wrong:.0f}) is too small beside its noise to give an accuracy.")
+        what = ("Any accuracy read from it would be mostly noise; a score at a larger ε, or more held-out rows, "
+                "would give one.")
     else:
         text = (f"A classifier trained on these rows reaches accuracy {score.accuracy:.2f} ± "
                 f"{score.plus_minus:.2f} on held-out people (ε = {eps:.2g}).")

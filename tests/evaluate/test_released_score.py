@@ -138,17 +138,40 @@ def test_accuracy_and_uncertainty_come_from_the_noisy_counts_alone():
     assert s.sampling_sd == pytest.approx(math.sqrt(0.69 * 0.31 / 1000))
     assert s.plus_minus == pytest.approx(math.hypot(s.noise_sd, s.sampling_sd))
     assert from_noisy_counts(2.0, -3.0, 10.0, "x", None).accuracy is None
-    assert from_noisy_counts(5.0, -1.0, 10.0, "x", None).accuracy == 1.0  # clipped
+    assert from_noisy_counts(50.0, -1.0, 10.0, "x", None).accuracy == 1.0  # clipped
+    assert from_noisy_counts(15.0, 4.0, 10.0, "x", None).accuracy is None  # 19 < 2σ: mostly noise
 
 
 def test_a_class_counted_below_the_noise_gives_no_balanced_accuracy():
     """At ε = 0.1 (σ ≈ 48) a class of ~30 held-out rows is mostly noise: its share once read
-    "balanced accuracy 0.08 ± 1.09". Below σ the release falls back to plain accuracy; above it a
-    two-class balanced accuracy's ± stays under 1."""
+    "balanced accuracy 0.08 ± 1.09". Below 2σ the release falls back to plain accuracy; from 2σ a
+    two-class balanced accuracy's noise sd is at most 0.5/√2."""
     from dpcore.evaluate.released_score import from_noisy_class_counts
 
-    low = from_noisy_class_counts([[-3.0, 40.0], [70.0, 20.0]], 48.0, "lr", "heldout")
-    assert low.balanced_accuracy is None and low.accuracy is not None
-    for minority in (48.0, 60.0, 100.0):
-        ok = from_noisy_class_counts([[1.0, minority - 1.0], [70.0, 20.0]], 48.0, "lr", "heldout")
-        assert ok.balanced_accuracy is not None and ok.balanced_plus_minus < 1.0
+    for minority in (40.0, 60.0, 95.0):
+        low = from_noisy_class_counts([[1.0, minority - 1.0], [170.0, 20.0]], 48.0, "lr", "heldout")
+        assert low.balanced_accuracy is None and low.accuracy is not None
+    for minority in (96.0, 100.0, 300.0):
+        ok = from_noisy_class_counts([[1.0, minority - 1.0], [170.0, 20.0]], 48.0, "lr", "heldout")
+        assert ok.balanced_accuracy is not None and ok.balanced_noise_sd <= 0.5 / math.sqrt(2)
+
+
+def test_a_noisy_total_below_twice_its_noise_gives_no_accuracy():
+    """The release that once read "accuracy 1.00 ± 2.14" (ε = 0.1, σ ≈ 34, 120 held-out rows whose
+    noisy total came out ~20): no share is shown whose noise sd could exceed 0.5. Over many noisy
+    releases of that table, every share shown has ± under 0.6 and the rest say they have none."""
+    from dpcore.evaluate.released_score import from_noisy_class_counts, readable_total
+
+    sigma = 34.0
+    s = from_noisy_class_counts([[15.0, 0.0], [4.0, 1.0]], sigma, "lr", "heldout")
+    assert s.accuracy is None and s.balanced_accuracy is None and s.plus_minus is None
+    assert readable_total(sigma, 2) == pytest.approx(2 * sigma * math.sqrt(2))
+    rng = np.random.default_rng(0)
+    shown = 0
+    for _ in range(5000):
+        s = from_noisy_class_counts(np.array([[55.0, 10.0], [30.0, 25.0]]) + rng.normal(0, sigma, (2, 2)), sigma,
+                                    "lr", "heldout")
+        for pm in (s.plus_minus, s.balanced_plus_minus):
+            assert pm is None or pm < 0.6
+        shown += s.accuracy is not None
+    assert 0.3 < shown / 5000 < 0.9  # ~120 held out at σ = 34: an accuracy about half the time

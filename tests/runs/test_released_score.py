@@ -220,3 +220,14 @@ def test_verify_refuses_a_heldout_partition_on_a_split_that_does_not_keep_rows_a
     path.write_text(json.dumps(doc))
     check = Run(r.path).check()
     assert not check.consistent and "does not keep rows apart" in check.message
+
+
+def test_a_score_too_noisy_to_read_says_so_and_shows_no_number():
+    """A release whose noisy held-out total is below twice its noise gives no accuracy: the sentence
+    says so and how to get one, and no ± appears."""
+    from dpcore.evaluate.released_score import from_noisy_class_counts
+    from dpcore.runs.released_score import describe
+
+    text, note = describe(from_noisy_class_counts([[15.0, 0.0], [4.0, 1.0]], 34.0, "lr", "heldout"), 0.1)
+    assert "(20) is too small beside its noise to give an accuracy" in text and "±" not in text
+    assert "larger ε" in note and "σ = 34" in note
