@@ -42,7 +42,14 @@ def _usefulness(name: str, path: Path) -> None:
     (dpcore.runs.released_score); refused with one line where a run cannot take one."""
     from dpcore.runs import Run
     from dpcore.runs.evaluation import load_evaluation
-    from dpcore.runs.released_score import DEFAULT_SCORE_EPSILON, describe, release_score, score_refusal, stored_score
+    from dpcore.runs.released_score import (
+        MAX_SCORE_EPSILON,
+        default_score_epsilon,
+        describe,
+        release_score,
+        score_refusal,
+        stored_score,
+    )
 
     run = Run(path)
     if math.isinf(run.epsilon):
@@ -56,10 +63,11 @@ def _usefulness(name: str, path: Path) -> None:
             st.caption(f"{md(note)} The run's ε, {run.epsilon:.2f}, includes it.")
             return
         e1, e2 = st.columns([1, 3], vertical_alignment="bottom")
-        eps = e1.number_input("ε of the score", min_value=0.01, max_value=10.0, value=DEFAULT_SCORE_EPSILON,
-                              step=0.05, format="%.2f", key="runs.score_eps",
-                              help="Spent on top of the training on the held-out rows; on a file's keyed split it "
-                                   "composes in parallel with the training (each person is on one side).")
+        eps = e1.number_input("ε of the score", min_value=0.01, max_value=MAX_SCORE_EPSILON,
+                              value=default_score_epsilon(run), step=0.05, format="%.2f", key="runs.score_eps",
+                              help="Spent on the held-out rows. On a file's keyed split it composes in parallel with "
+                                   "the training (each person is on one side), so up to the run's ε it leaves the "
+                                   "run's ε as it is; otherwise it adds to it.")
         if not e2.button(f"Add a usefulness score covered by ε (ε = {eps:g})", icon=":material/add_chart:",
                          key="runs.release_score",
                          help="Trains a classifier on the synthetic rows and releases its balanced accuracy on the "

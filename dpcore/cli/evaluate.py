@@ -36,8 +36,8 @@ def register(sub) -> None:
                    help="release the held-out balanced accuracy of a classifier trained on the synthetic rows with its "
                         "own Gaussian noise (a ledger record; shown in the shareable release)")
     p.add_argument("--score-epsilon", type=float, default=None,
-                   help="ε of the released score alone (default 0.1); on a file's keyed split it composes in "
-                        "parallel with training")
+                   help="ε of the released score alone (default: the run's ε where it composes in parallel with "
+                        "training, a file's keyed split; else 0.1)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run)
 
@@ -82,17 +82,17 @@ def run(args) -> int:
             raise InvalidParameter("--report-rows applies to --report FILE.html only")
     if args.report is not None:
         check_out_file(args.report, (".html", ".htm"), "--report")
-    from dpcore.runs.released_score import DEFAULT_SCORE_EPSILON
+    from dpcore.runs.released_score import default_score_epsilon
 
     if args.score_epsilon is not None and not args.release_score:
         raise InvalidParameter("--score-epsilon applies to --release-score only")
-    score_eps = DEFAULT_SCORE_EPSILON if args.score_epsilon is None else args.score_epsilon
-    if not (0 < score_eps < float("inf")):
-        raise InvalidParameter(f"--score-epsilon must be a finite number > 0, got {score_eps}")
+    if args.score_epsilon is not None and not (0 < args.score_epsilon < float("inf")):
+        raise InvalidParameter(f"--score-epsilon must be a finite number > 0, got {args.score_epsilon}")
     if not Path(args.run).is_dir():
         raise RunError(f"no run folder at {args.run}")
     if not Run(args.run).has_model():
         raise RunError(f"run {args.run!r} has no saved model (status: {Run(args.run).status()['status']})")
+    score_eps = default_score_epsilon(Run(args.run)) if args.score_epsilon is None else args.score_epsilon
     start = time.perf_counter()
     bundle = load_bundle(args.run, n_samples=args.n_samples, seed=args.seed)
     released = None

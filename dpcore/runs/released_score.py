@@ -21,6 +21,7 @@ from dpcore.evaluate.released_score import (
 )
 
 DEFAULT_SCORE_EPSILON = 0.1
+MAX_SCORE_EPSILON = 10.0  # the page's input allows up to this
 RELEASED_KEY = "released_score"
 # records read before the split from every row; a run saved before they were marked "all" holds
 # them unmarked, and its score is then composed sequentially (never an under-count)
@@ -35,6 +36,68 @@ def score_partition(ledger, test) -> str | None:
     if any(r.name in ALL_ROWS_RECORDS and r.partition != "all" for r in ledger):
         return None
     return "heldout"
+
+
+def keyed_heldout(run) -> bool:
+    """Whether the run's held-out rows come from its file's keyed split and every record that read
+    all rows says so: what `score_partition` finds once the rows are loaded, told from the run's
+    config and ledger alone (the page sets its default before loading anything)."""
+    data = run.config.data
+    if data.csv is None or data.test_csv is not None or data.test_size == 0:
+        return False
+    return not any(r.name in ALL_ROWS_RECORDS and r.partition != "all" for r in run.ledger())
+
+
+def default_score_epsilon(run) -> float:
+    """The ε a run's score is offered at: where it composes in parallel, the largest (to 0.01 below)
+    that leaves the run's ε as it is; DEFAULT_SCORE_EPSILON where it adds to it.
+
+    Why: at 0.1 (σ ≈ 34) a class of ~80 held-out people (300 held out, 28 % readmitted) is below
+    twice its noise in ~38 % of releases and gets no balanced accuracy. On a keyed split the score
+    composes with the records that read every row (DP bounds, the row count) but not with the
+    training, so up to a point it costs the run nothing; that point is found with the accountant
+    (`free_score_noise`), not assumed to be the run's ε (a score at the run's ε once took 1.0 to 1.09)."""
+    if not keyed_heldout(run):
+        return DEFAULT_SCORE_EPSILON
+    z = free_score_noise(run.ledger(), run.delta, run.epsilon)
+    if z is None:
+        return DEFAULT_SCORE_EPSILON
+    from dpcore.privacy.accountant import epsilon as accountant_epsilon
+    from dpcore.privacy.ledger import PrivacyLedger
+
+    alone = float(accountant_epsilon(PrivacyLedger([_score_record(z, "heldout")]), run.delta))
+    return min(max(math.floor(alone * 100) / 100, 0.01), MAX_SCORE_EPSILON)  # what the page shows, never above
+
+
+def _score_record(z: float, partition: str | None):
+    from dpcore.privacy.ledger import MechanismRecord
+
+    return MechanismRecord(SCORE_RECORD, "gaussian", z, sensitivity=1.0, partition=partition)
+
+
+def free_score_noise(ledger, delta: float, run_epsilon: float) -> float | None:
+    """The smallest noise multiplier of a held-out score record that keeps the accountant's ε over
+    `ledger` plus the record at `run_epsilon` (bisection on log σ; the accountant is monotone in
+    σ); None when no such σ up to 10⁴ exists or the run's ε is not finite."""
+    from dpcore.privacy.accountant import epsilon as accountant_epsilon
+    from dpcore.privacy.ledger import PrivacyLedger
+
+    if not (math.isfinite(run_epsilon) and run_epsilon > 0):
+        return None
+
+    def fits(z: float) -> bool:
+        total = accountant_epsilon(PrivacyLedger([*ledger.records, _score_record(z, "heldout")]), delta)
+        return total <= run_epsilon * (1 + 1e-12)
+
+    lo, hi = 0.05, 1e4
+    if not fits(hi):
+        return None
+    for _ in range(50):  # σ to a relative 1e-4: far finer than the 0.01 steps of ε shown
+        mid = math.sqrt(lo * hi)
+        lo, hi = (lo, mid) if fits(mid) else (mid, hi)
+        if hi / lo < 1 + 1e-4:
+            break
+    return hi
 
 
 def score_refusal(bundle) -> str | None:

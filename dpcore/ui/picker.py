@@ -11,7 +11,6 @@ from pathlib import Path
 import streamlit as st
 
 from dpcore.ui.live import live_run
-from dpcore.ui.nav import fmt_eps
 
 
 def run_summaries():
@@ -40,8 +39,17 @@ def model_runs() -> list:
     return out
 
 
+def run_label(summary) -> str:
+    """What the run pickers show for a run: its name, model and dataset, nothing that changes.
+
+    Why not its ε: the browser sends the chosen label back, and a label that changed since it was
+    drawn (a run's ε after a released usefulness score) matches no option, so the box fell back to
+    the first run at the next click: the Runs page jumped to another run after a score."""
+    return f"{summary.name}  ·  {summary.model} on {summary.dataset}"
+
+
 def run_picker(label: str, summaries: list, key: str, *, allow_none: bool = False, default: str | None = None):
-    """A select box over run names showing model, dataset and ε; returns the chosen name or None."""
+    """A select box over run names showing model and dataset (`run_label`); the chosen name or None."""
     names = [s.name for s in summaries]
     info = {s.name: s for s in summaries}
     opts = (["(none)"] if allow_none else []) + names
@@ -55,8 +63,7 @@ def run_picker(label: str, summaries: list, key: str, *, allow_none: bool = Fals
     def fmt(n):
         if n == "(none)":
             return "(none)"
-        s = info[n]
-        return f"{n}  ·  {s.model} on {s.dataset}  ·  ε = {fmt_eps(s.epsilon)}"
+        return run_label(info[n])
 
     choice = st.selectbox(label, opts, index=index, key=key, format_func=fmt)
     return None if choice == "(none)" else choice

@@ -216,7 +216,9 @@ def test_a_data_owner_uploads_trains_reloads_compares_and_releases(server, shots
 
         _goto(page, "Runs")
         _pick(page, "Run", aim)
-        page.get_by_role("button", name=re.compile("Add a usefulness score covered by ε")).click()
+        # offered at the ε that leaves the run's as it is (the keyed split: parallel to the training)
+        eps_before = json.loads((runs / aim / "ledger.json").read_text())["epsilon"]
+        page.get_by_role("button", name=re.compile(r"Add a usefulness score covered by ε \(ε = 0\.\d+\)")).click()
         page.get_by_text("In the shareable release:").first.wait_for(timeout=300_000)
         _idle(page)
         _clean(page)
@@ -230,7 +232,8 @@ def test_a_data_owner_uploads_trains_reloads_compares_and_releases(server, shots
         page.screenshot(path=str(shots / "journey_release.png"))
 
     # usefulness evidence covered by ε: the sentence, and its record in the release's ledger
-    assert re.search(r"reaches balanced accuracy 0\.\d\d ± 0\.\d\d on held-out people \(ε = 0\.1\); "
+    assert json.loads((runs / aim / "ledger.json").read_text())["epsilon"] <= eps_before * (1 + 1e-12)
+    assert re.search(r"reaches balanced accuracy 0\.\d\d ± 0\.\d\d on held-out people \(ε = 0\.\d+\); "
                      r"guessing scores 0\.50", release), \
         re.findall(r"[^.]*held-out people[^.]*", release)[:2]
     assert SCORE_RECORD in release

@@ -49,6 +49,7 @@ def test_one_click_releases_a_score_the_ledger_counts_and_the_release_says(runs)
     n, eps_train = len(run.ledger()), run.epsilon
     at = _runs_page(run.name)
     assert not any("Preprocessing not covered" in w.value for w in at.warning)  # everything declared
+    assert eps_train - 0.011 < at.number_input(key="runs.score_eps").value <= eps_train  # keyed: free up to it
     at.number_input(key="runs.score_eps").set_value(0.5).run()
     button = at.button(key="runs.release_score")
     assert button.label == "Add a usefulness score covered by ε (ε = 0.5)"

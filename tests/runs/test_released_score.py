@@ -7,6 +7,7 @@ import pytest
 from dpcore.errors import InvalidParameter, RunError
 from dpcore.privacy import accountant as acc
 from dpcore.privacy.ledger import PrivacyLedger
+from dpcore.report import load_bundle
 from dpcore.runs import Run, RunConfig, train_run
 from dpcore.runs.released_score import RELEASED_KEY, release_score, score_partition, stored_score
 
@@ -42,7 +43,9 @@ def test_the_score_is_a_heldout_record_and_the_run_keeps_its_training_epsilon(ru
     assert sequential > eps_train + 0.01
     stored = run.evaluation()[RELEASED_KEY]
     assert stored["record_index"] == len(led) - 1 and 0 <= stored["accuracy"] <= 1
-    assert stored["correct"] + stored["wrong"] == pytest.approx(0.3 * 600, abs=60)  # noisy m
+    # the noisy m̃: the true held-out count plus four noise terms (sd 2σ); 6 sds miss with p ~ 2e-9
+    m = load_bundle(run.path).test.n
+    assert stored["correct"] + stored["wrong"] == pytest.approx(m, abs=6 * 2 * stored["noise_multiplier"])
 
 
 def test_a_score_above_the_training_epsilon_raises_the_run_epsilon_and_stays_consistent(run):
@@ -53,7 +56,7 @@ def test_a_score_above_the_training_epsilon_raises_the_run_epsilon_and_stays_con
 
 
 def test_the_shareable_release_shows_the_sentence_and_reads_no_real_row(run):
-    from dpcore.report import load_bundle, run_report
+    from dpcore.report import run_report
 
     release_score(run.path, 0.5)
     b = load_bundle(run.path, n_samples=20)
@@ -164,7 +167,7 @@ def test_score_epsilon_is_checked(run):
 def test_cli_release_score_and_its_bad_arguments(run, capsys):
     from dpcore.cli import main
 
-    n = len(run.ledger())
+    n, eps_train = len(run.ledger()), run.epsilon
     for bad in (["--score-epsilon", "0.5"], ["--release-score", "--score-epsilon", "0"],
                 ["--release-score", "--score-epsilon", "nan"]):
         assert main(["evaluate", str(run.path), "--n-targets", "20", *bad]) == 2
@@ -174,7 +177,9 @@ def test_cli_release_score_and_its_bad_arguments(run, capsys):
     out = json.loads(capsys.readouterr().out)
     assert out["released_score"]["partition"] == "heldout"
     assert set(out["released_score"]) >= {"balanced_accuracy", "balanced_noise_sd", "accuracy"}
-    assert out["released_score"]["epsilon"] == pytest.approx(0.1, rel=1e-9)
+    # no --score-epsilon on a keyed split: the largest that leaves the run's ε as it was
+    assert eps_train - 0.011 < out["released_score"]["epsilon"] <= eps_train
+    assert Run(run.path).epsilon <= eps_train * (1 + 1e-12)
     assert out["epsilon"] == pytest.approx(out["released_score"]["run_epsilon"])
     assert len(run.ledger()) == n + 1
 
@@ -231,3 +236,51 @@ def test_a_score_too_noisy_to_read_says_so_and_shows_no_number():
     text, note = describe(from_noisy_class_counts([[15.0, 0.0], [4.0, 1.0]], 34.0, "lr", "heldout"), 0.1)
     assert "(20) is too small beside its noise to give an accuracy" in text and "±" not in text
     assert "larger ε" in note and "σ = 34" in note
+
+
+def test_the_default_score_epsilon_is_what_leaves_the_runs_epsilon_as_it_is(run, tmp_path):
+    """At 0.1 (σ ≈ 34) a class of ~80 held-out people is below twice its noise in ~38 % of releases;
+    on a keyed split a score costs the run nothing up to a point, and that point is what the page
+    offers. The prediction made from the config and ledger alone is the one the release then finds."""
+    from dpcore.runs.released_score import default_score_epsilon, keyed_heldout
+
+    assert keyed_heldout(run) and score_partition(run.ledger(), load_bundle(run.path).test) == "heldout"
+    eps = run.epsilon
+    offered = default_score_epsilon(run)  # no record read every row here: the run's ε, to 0.01 below
+    assert eps - 0.011 < offered <= eps
+    release_score(run.path, offered)
+    assert eps - 1e-6 < Run(run.path).epsilon <= eps * (1 + 1e-12)
+
+
+def test_records_that_read_every_row_lower_the_free_score_epsilon(make_people_csv, tmp_path):
+    """DP bounds read every row, so they compose with the score too: a score at the run's ε would
+    raise it (1.0 to 1.09 in the journey); the offered ε is below and leaves it where it was."""
+    from dpcore.runs.released_score import default_score_epsilon, keyed_heldout
+
+    data = {"csv": str(make_people_csv(tmp_path / "people.csv")), "target": "y", "test_size": 0.3,
+            "dp_bounds_noise": 10.0, "types": {"age": "integer"}, "categories": {"smoker": ["no", "yes"], "y": [0, 1]}}
+    run = train_run(RunConfig("mst", {"epsilon": 1.0}, data), tmp_path / "runs")
+    assert any(r.partition == "all" for r in run.ledger()) and keyed_heldout(run)
+    eps = run.epsilon
+    offered = default_score_epsilon(run)
+    assert offered < eps - 0.02
+    release_score(run.path, offered)
+    assert eps - 1e-6 < Run(run.path).epsilon <= eps * (1 + 1e-12)
+
+
+def test_a_split_that_adds_to_the_runs_epsilon_is_offered_the_small_default(run, tmp_path):
+    from types import SimpleNamespace
+
+    from dpcore.privacy.ledger import MechanismRecord
+    from dpcore.runs.released_score import DEFAULT_SCORE_EPSILON, default_score_epsilon, keyed_heldout
+
+    old = run.ledger()  # a ledger saved before all-rows records were marked: sequential
+    old.add(MechanismRecord("preprocessing: noisy bounds", "gaussian", 10.0))
+    unmarked = SimpleNamespace(config=run.config, ledger=lambda: old, delta=run.delta, epsilon=run.epsilon)
+    assert not keyed_heldout(unmarked) and default_score_epsilon(unmarked) == DEFAULT_SCORE_EPSILON
+    assert score_partition(old, load_bundle(run.path).test) is None
+    csv = run.config.data.csv  # a separate test file: the held-out people are not the training's other side
+    apart = train_run(RunConfig("mst", {"epsilon": 1.0}, {"csv": csv, "test_csv": csv, "target": "y",
+                                                           "bounds": {"age": [18, 90]}}), tmp_path / "runs")
+    assert not keyed_heldout(apart) and default_score_epsilon(apart) == DEFAULT_SCORE_EPSILON
+    assert score_partition(apart.ledger(), load_bundle(apart.path).test) is None
