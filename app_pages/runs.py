@@ -63,8 +63,11 @@ def _usefulness(name: str, path: Path) -> None:
             st.caption(f"{md(note)} The run's ε, {run.epsilon:.2f}, includes it.")
             return
         e1, e2 = st.columns([1, 3], vertical_alignment="bottom")
+        if st.session_state.get("runs.score_eps.run") != name:  # the widget keeps its value across runs:
+            st.session_state["runs.score_eps"] = default_score_epsilon(run)  # each run gets its own offer
+            st.session_state["runs.score_eps.run"] = name
         eps = e1.number_input("ε of the score", min_value=0.01, max_value=MAX_SCORE_EPSILON,
-                              value=default_score_epsilon(run), step=0.05, format="%.2f", key="runs.score_eps",
+                              step=0.05, format="%.2f", key="runs.score_eps",
                               help="Spent on the held-out rows. On a file's keyed split it composes in parallel with "
                                    "the training (each person is on one side), so up to the run's ε it leaves the "
                                    "run's ε as it is; otherwise it adds to it.")

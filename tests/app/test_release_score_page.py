@@ -24,7 +24,9 @@ def runs(runs_dir, make_people_csv):
     scored = train_run(RunConfig("mst", {"epsilon": 1.0}, covered), runs_dir, name="mst-people")
     untargeted = train_run(RunConfig("mst", {"epsilon": 1.0}, {"csv": str(csv), "test_size": 0.3}), runs_dir,
                            name="mst-no-target")
-    return scored, untargeted
+    apart = train_run(RunConfig("mst", {"epsilon": 1.0}, {**covered, "test_csv": str(csv)}), runs_dir,
+                      name="mst-test-file")  # held-out people from another file: the score adds to ε
+    return scored, untargeted, apart
 
 
 def _runs_page(name):
@@ -84,3 +86,17 @@ def test_a_run_without_a_target_is_refused_with_one_line_and_its_release_labelle
     errors = [html.unescape(e.value) for e in at.error]
     assert len(errors) == 1 and "no target column" in errors[0] and "\n" not in errors[0], errors
     assert len(Run(run.path).ledger()) == n
+
+
+def test_each_run_is_offered_its_own_score_epsilon(runs):
+    """The input keeps its value across runs unless told: a run whose score composes sequentially
+    must not inherit the ~1.0 offered to a keyed split's run (it would add that much to its ε)."""
+    from dpcore.runs import Run
+
+    _, keyed, apart = (Run(r.path) for r in runs)  # the first has its score by now
+    at = _runs_page(keyed.name)
+    assert at.number_input(key="runs.score_eps").value > 0.9
+    at.selectbox(key="runs.selected").set_value(apart.name).run()
+    assert not at.exception
+    assert at.number_input(key="runs.score_eps").value == pytest.approx(0.1)
+    assert at.button(key="runs.release_score").label == "Add a usefulness score covered by ε (ε = 0.1)"
