@@ -69,8 +69,8 @@ def _usefulness(name: str, path: Path) -> None:
         eps = e1.number_input("ε of the score", min_value=0.01, max_value=MAX_SCORE_EPSILON,
                               step=0.05, format="%.2f", key="runs.score_eps",
                               help="Spent on the held-out rows. On a file's keyed split it composes in parallel with "
-                                   "the training (each person is on one side), so up to the run's ε it leaves the "
-                                   "run's ε as it is; otherwise it adds to it.")
+                                   "the training (each person is on one side): the value offered is the largest "
+                                   "that leaves the run's ε as it is. Otherwise it adds to the run's ε.")
         if not e2.button(f"Add a usefulness score covered by ε (ε = {eps:g})", icon=":material/add_chart:",
                          key="runs.release_score",
                          help="Trains a classifier on the synthetic rows and releases its balanced accuracy on the "

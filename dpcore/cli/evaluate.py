@@ -36,8 +36,8 @@ def register(sub) -> None:
                    help="release the held-out balanced accuracy of a classifier trained on the synthetic rows with its "
                         "own Gaussian noise (a ledger record; shown in the shareable release)")
     p.add_argument("--score-epsilon", type=float, default=None,
-                   help="ε of the released score alone (default: the run's ε where it composes in parallel with "
-                        "training, a file's keyed split; else 0.1)")
+                   help="ε of the released score alone (default: on a file's keyed split, where it composes in "
+                        "parallel with training, the largest that leaves the run's ε as it is; else 0.1)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run)
 
