@@ -82,8 +82,6 @@ def run(args) -> int:
             raise InvalidParameter("--report-rows applies to --report FILE.html only")
     if args.report is not None:
         check_out_file(args.report, (".html", ".htm"), "--report")
-    from dpcore.runs.released_score import default_score_epsilon
-
     if args.score_epsilon is not None and not args.release_score:
         raise InvalidParameter("--score-epsilon applies to --release-score only")
     if args.score_epsilon is not None and not (0 < args.score_epsilon < float("inf")):
@@ -92,13 +90,13 @@ def run(args) -> int:
         raise RunError(f"no run folder at {args.run}")
     if not Run(args.run).has_model():
         raise RunError(f"run {args.run!r} has no saved model (status: {Run(args.run).status()['status']})")
-    score_eps = default_score_epsilon(Run(args.run)) if args.score_epsilon is None else args.score_epsilon
     start = time.perf_counter()
     bundle = load_bundle(args.run, n_samples=args.n_samples, seed=args.seed)
     released = None
     if args.release_score:
-        from dpcore.runs.released_score import release_score
+        from dpcore.runs.released_score import default_score_epsilon, release_score
 
+        score_eps = default_score_epsilon(bundle.run) if args.score_epsilon is None else args.score_epsilon
         released = release_score(args.run, score_eps, seed=args.seed, bundle=bundle)
     if args.report and args.report_kind == "private":
         html = run_report(args.run, kind="private", n_targets=args.n_targets, seed=args.seed, bundle=bundle,

@@ -167,6 +167,12 @@ def held_out_class_counts(synthetic, test, classifier: str = SCORE_CLASSIFIER, s
     return np.stack([right, np.bincount(truth, minlength=k) - right], axis=1).astype(np.int64)
 
 
+def score_record(noise_multiplier: float, partition: str | None, noise: str = "secret") -> MechanismRecord:
+    """The ledger record of a released score: one Gaussian mechanism on counts of L2 sensitivity 1."""
+    return MechanismRecord(SCORE_RECORD, "gaussian", noise_multiplier, sensitivity=1.0, noise=noise,
+                           partition=partition)
+
+
 def release_counts(correct: int, wrong: int, noise_multiplier: float, rng, *, partition: str | None,
                    ledger: PrivacyLedger) -> tuple[float, float]:
     """(C + N(0, σ²), W + N(0, σ²)) with σ = noise_multiplier (L2 sensitivity 1), recorded in
@@ -188,6 +194,5 @@ def release_class_counts(counts, noise_multiplier: float, rng, *, partition: str
         raise InvalidParameter(f"noise_multiplier must be finite and > 0, got {noise_multiplier!r}")
     c = np.asarray(counts, dtype=float).reshape(-1, 2)
     noisy = c + rng.normal(0.0, z, size=c.shape)
-    ledger.add(MechanismRecord(SCORE_RECORD, "gaussian", z, sensitivity=1.0, noise=noise_kind(rng),
-                               partition=partition))
+    ledger.add(score_record(z, partition, noise_kind(rng)))
     return noisy

@@ -50,6 +50,12 @@ class DataConfig:
     # CSV only: columns left out of the table (identifiers, free text, a column the editor dropped).
     drop: list | None = None
 
+    @property
+    def keyed_split(self) -> bool:
+        """Whether the held-out rows are the other side of the file's keyed split (each row on one
+        side only), as `load` makes them: a file, no separate test file, a test share above 0."""
+        return self.csv is not None and self.test_csv is None and self.test_size > 0
+
     def __post_init__(self) -> None:
         if (self.dataset is None) == (self.csv is None):
             raise InvalidParameter("give exactly one of dataset (a built-in name) or csv (a file)")

@@ -18,6 +18,7 @@ from dpcore.evaluate.released_score import (
     from_noisy_counts,
     held_out_class_counts,
     release_class_counts,
+    score_record,
 )
 
 DEFAULT_SCORE_EPSILON = 0.1
@@ -28,24 +29,21 @@ RELEASED_KEY = "released_score"
 ALL_ROWS_RECORDS = ("preprocessing: noisy bounds", "file-size (row limit)")
 
 
+def _all_rows_marked(ledger) -> bool:
+    """Every record that read all rows says so (a run saved before they were marked does not)."""
+    return not any(r.name in ALL_ROWS_RECORDS and r.partition != "all" for r in ledger)
+
+
 def score_partition(ledger, test) -> str | None:
     """"heldout" (parallel composition) when the held-out rows come from the file's keyed split
     and every record that read all rows says so; None (sequential) otherwise."""
-    if (test.meta or {}).get("split") != "keyed":
-        return None
-    if any(r.name in ALL_ROWS_RECORDS and r.partition != "all" for r in ledger):
-        return None
-    return "heldout"
+    return "heldout" if (test.meta or {}).get("split") == "keyed" and _all_rows_marked(ledger) else None
 
 
-def keyed_heldout(run) -> bool:
-    """Whether the run's held-out rows come from its file's keyed split and every record that read
-    all rows says so: what `score_partition` finds once the rows are loaded, told from the run's
-    config and ledger alone (the page sets its default before loading anything)."""
-    data = run.config.data
-    if data.csv is None or data.test_csv is not None or data.test_size == 0:
-        return False
-    return not any(r.name in ALL_ROWS_RECORDS and r.partition != "all" for r in run.ledger())
+def keyed_heldout(run, ledger=None) -> bool:
+    """What `score_partition` finds once the rows are loaded, told from the run's config and
+    `ledger` (default: the run's) alone: the page sets its default before loading anything."""
+    return run.config.data.keyed_split and _all_rows_marked(run.ledger() if ledger is None else ledger)
 
 
 def default_score_epsilon(run) -> float:
@@ -57,22 +55,18 @@ def default_score_epsilon(run) -> float:
     composes with the records that read every row (DP bounds, the row count) but not with the
     training, so up to a point it costs the run nothing; that point is found with the accountant
     (`free_score_noise`), not assumed to be the run's ε (a score at the run's ε once took 1.0 to 1.09)."""
-    if not keyed_heldout(run):
+    ledger = run.ledger()
+    if not keyed_heldout(run, ledger):
         return DEFAULT_SCORE_EPSILON
-    z = free_score_noise(run.ledger(), run.delta, run.epsilon)
+    check = run.check()  # the run's ε and δ, read once
+    z = free_score_noise(ledger, check.delta, check.epsilon)
     if z is None:
         return DEFAULT_SCORE_EPSILON
     from dpcore.privacy.accountant import epsilon as accountant_epsilon
     from dpcore.privacy.ledger import PrivacyLedger
 
-    alone = float(accountant_epsilon(PrivacyLedger([_score_record(z, "heldout")]), run.delta))
+    alone = float(accountant_epsilon(PrivacyLedger([score_record(z, "heldout")]), check.delta))
     return min(max(math.floor(alone * 100) / 100, 0.01), MAX_SCORE_EPSILON)  # what the page shows, never above
-
-
-def _score_record(z: float, partition: str | None):
-    from dpcore.privacy.ledger import MechanismRecord
-
-    return MechanismRecord(SCORE_RECORD, "gaussian", z, sensitivity=1.0, partition=partition)
 
 
 def free_score_noise(ledger, delta: float, run_epsilon: float) -> float | None:
@@ -86,7 +80,7 @@ def free_score_noise(ledger, delta: float, run_epsilon: float) -> float | None:
         return None
 
     def fits(z: float) -> bool:
-        total = accountant_epsilon(PrivacyLedger([*ledger.records, _score_record(z, "heldout")]), delta)
+        total = accountant_epsilon(PrivacyLedger([*ledger.records, score_record(z, "heldout")]), delta)
         return total <= run_epsilon * (1 + 1e-12)
 
     lo, hi = 0.05, 1e4

@@ -152,9 +152,7 @@ def check_run(run) -> LedgerCheck:
         problems.append(f"ledger.json says private {str(claims).lower()}, but {run.config.model} is "
                         f"{'a private' if model_private else 'a non-private'} model")
     trained = training_records(led)
-    data = run.config.data
-    if any(r.partition == "heldout" for r in led) and not (
-            data.csv is not None and data.test_csv is None and data.test_size > 0):
+    if any(r.partition == "heldout" for r in led) and not run.config.data.keyed_split:
         problems.append("a held-out record composes in parallel, but this run's split does not keep rows apart")
     eps_train = math.nan
     if model_private:

@@ -84,13 +84,12 @@ def _selected_cell(page) -> tuple[int, int] | None:
 def _select(page, col: int, row: int, x: float) -> None:
     """Select the cell (col, row): a click near it, then the arrow keys from wherever the click
     landed (the canvas can move under a click while the page reruns), checked in the grid's
-    accessible table. A retry starts outside the grid: an edit typed into a grid that kept its
-    focus from the last one was dropped ~1 time in 10 on a loaded machine, every retry alike,
-    until a click elsewhere."""
+    accessible table. A retry starts with a click outside the grid, so that it starts from the
+    same state as the first try (the dropped edits' cause was the early Enter, see `_declare`)."""
     grid = page.locator("[data-testid='stDataFrame']").first
     for attempt in range(6):
         page.keyboard.press("Escape")
-        if attempt:  # out of the grid: one left focused could drop every next edit
+        if attempt:  # out of the grid, as on the first try
             page.get_by_text("Choose the private data").first.click()
         _idle(page)
         box = grid.bounding_box()
