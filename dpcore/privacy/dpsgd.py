@@ -196,12 +196,28 @@ class DPSGD:
     def _private_step(self, loss) -> dict:
         std = 0.0 if self._noise_off else self.noise_multiplier * self.max_grad_norm
         scale = 1.0 / self.expected_batch_size
-        views = self._noise(std * scale)           # one flat buffer, already scaled to std·C/B
+        views = self._buffer()
         info = {"private": True, "noise_std": std * scale, "path": "noise-only",
                 "mean_clip_factor": float("nan"), "fraction_clipped": float("nan"),
                 "mean_grad_norm": float("nan")}
+        plan = cs = None
         if loss is not None and loss.shape[0] > 0 and loss.requires_grad:
-            info.update(self._clipped_sum_into(loss, views, scale))
+            plan, cs, diag = self._clip(loss, scale)
+            info.update(diag)
+        # Each parameter's noise is drawn just before its clipped sum is added to it, so the
+        # matmul finds the noise still in cache (drawing it all first, before the backward, left
+        # ~7 MB of the DP-VAE's to be read back from memory: ~3 % of its step, bench/dpsgd.py).
+        for p in self.params:
+            view = views[id(p)]
+            self._draw(view, std * scale)
+            uses = None if plan is None else plan.fast.get(id(p))
+            if uses is not None:
+                linear_clipped_sum_(view, uses, uses[0][1], cs, loss.shape[0])
+        if plan is not None and plan.fallback:
+            grads = torch.autograd.grad(loss, plan.fallback, grad_outputs=cs, allow_unused=True)
+            for p, g in zip(plan.fallback, grads):
+                if g is not None:
+                    views[id(p)].add_(g)
         for p in self.params:
             p.grad = views[id(p)]
         self.optimizer.step()
@@ -210,18 +226,10 @@ class DPSGD:
             self.ledger.add(self.record())
         return info
 
-    def _noise(self, std: float) -> dict:
-        """Fresh N(0, std²) in every coordinate of every parameter; {id(p): view of p's shape}.
-
-        Why one preallocated flat buffer, filled in cache-sized chunks: drawing the noise is most
-        of what a DP step costs beyond a plain one (torch's mt19937 Box–Muller, ~3 ns a number),
-        and a buffer of ~1.7 M floats (the DP-VAE) no longer fits the cache, so torch's two passes
-        (uniforms, then the transform) would each go to memory. The chunks are consecutive draws
-        from the same secret generator, so the numbers are i.i.d. N(0, std²) exactly as one
-        `normal_` call would give (tests/privacy/test_dpsgd_noise.py). The buffer is overwritten
-        every step; the optimiser receives views into it as gradients and must copy what it keeps
-        (torch's optimisers do; a gradient is cleared after each step).
-        """
+    def _buffer(self) -> dict:
+        """{id(p): view of p's shape} into one flat buffer made on the first step and overwritten
+        every step; the optimiser receives these views as gradients and must copy what it keeps
+        (torch's optimisers do; a gradient is cleared after each step)."""
         if self._flat is None:
             p0 = self.params[0]
             self._flat = torch.empty(sum(p.numel() for p in self.params), dtype=p0.dtype,
@@ -231,15 +239,35 @@ class DPSGD:
                 views[id(p)] = self._flat[off:off + p.numel()].view_as(p)
                 off += p.numel()
             self._views = views
-        flat = self._flat
+        return self._views
+
+    def _noise(self, std: float) -> dict:
+        """Fresh N(0, std²) in every coordinate of every parameter, as a step draws it (the
+        bench times this alone); {id(p): view of p's shape}."""
+        views = self._buffer()
+        for p in self.params:
+            self._draw(views[id(p)], std)
+        return views
+
+    def _draw(self, view: torch.Tensor, std: float) -> None:
+        """Overwrite `view` (contiguous) with fresh N(0, std²) from the secret generator.
+
+        Why cache-sized chunks: drawing the noise is most of what a DP step costs beyond a plain
+        one (torch's mt19937 Box–Muller, ~3 ns a number), and a weight of ~0.8 M floats (the
+        DP-VAE's) does not fit a core's L2, so torch's two passes (uniforms, then the transform)
+        would each go to memory. The chunks are consecutive draws from the same secret generator,
+        so the numbers are i.i.d. N(0, std²) exactly as one `normal_` call would give
+        (tests/privacy/test_dpsgd_noise.py).
+        """
+        flat = view.view(-1)
         if std == 0.0:
             flat.zero_()
-            return self._views
+            return
         gen = self.generator
         if gen.device != flat.device:
             flat.copy_(torch.empty(flat.numel(), device=gen.device, dtype=flat.dtype)
                        .normal_(0.0, std, generator=gen))
-            return self._views
+            return
         total = flat.numel()
         for start in range(0, total, _NOISE_CHUNK):
             stop = start + _NOISE_CHUNK
@@ -248,10 +276,10 @@ class DPSGD:
             flat[start:stop].normal_(0.0, std, generator=gen)
             if stop == total:
                 break
-        return self._views
 
-    def _clipped_sum_into(self, loss: torch.Tensor, views: dict, scale: float) -> dict:
-        """Adds Σ_i c_i ∇loss_i · scale to `views`; returns clipping diagnostics."""
+    def _clip(self, loss: torch.Tensor, scale: float):
+        """The backward, every example's gradient norm and clip factor: (plan, c·scale,
+        diagnostics). The clipped sums are added per parameter by the caller."""
         b = loss.shape[0]
         assert self._tap is not None  # for the type checker: a private engine always has its tap
         plan = self._tap.plan(loss, self.params)
@@ -276,21 +304,12 @@ class DPSGD:
             self._warn_fallback(fallback)
             sq += autograd_sq_norms(loss, fallback)
         c = clip_factors(sq, self.max_grad_norm)
-        cs = c * scale
-        for p in self.params:
-            uses = plan.fast.get(id(p))
-            if uses is not None:
-                linear_clipped_sum_(views[id(p)], uses, uses[0][1], cs, b)
-        if fallback:
-            grads = torch.autograd.grad(loss, fallback, grad_outputs=cs, allow_unused=True)
-            for p, g in zip(fallback, grads):
-                if g is not None:
-                    views[id(p)].add_(g)
         self.fallback_params = [self._names.get(id(p), "<unnamed>") for p in fallback]
-        return {"path": "mixed" if fallback and plan.fast else ("fallback" if fallback else "fast"),
-                "mean_clip_factor": float(c.mean()),
-                "fraction_clipped": float((c < 1.0).float().mean()),
-                "mean_grad_norm": float(sq.sqrt().mean())}
+        return plan, c * scale, {
+            "path": "mixed" if fallback and plan.fast else ("fallback" if fallback else "fast"),
+            "mean_clip_factor": float(c.mean()),
+            "fraction_clipped": float((c < 1.0).float().mean()),
+            "mean_grad_norm": float(sq.sqrt().mean())}
 
     def _warn_fallback(self, params: list[torch.Tensor]) -> None:
         names = tuple(self._names.get(id(p), "<unnamed>") for p in params)
