@@ -211,7 +211,7 @@ class DPSGD:
             view = views[id(p)]
             self._draw(view, std * scale)
             uses = None if plan is None else plan.fast.get(id(p))
-            if uses is not None:
+            if uses is not None and cs is not None:
                 linear_clipped_sum_(view, uses, uses[0][1], cs, loss.shape[0])
         if plan is not None and plan.fallback:
             grads = torch.autograd.grad(loss, plan.fallback, grad_outputs=cs, allow_unused=True)
