@@ -208,6 +208,8 @@ def describe(score: ReleasedScore, eps: float) -> tuple[str, str]:
     counts = "per class of the target, the counts" if score.per_class else "the counts"
     note = (f"{counts[0].upper()}{counts[1:]} of right and wrong predictions on held-out rows (never used in "
             f"training) were released with their own Gaussian noise (σ = {score.noise_multiplier:.3g}), recorded in "
-            f"the privacy ledger; {how}. ± is one standard deviation from that noise and the number of held-out rows; "
-            f"the scores and ± are computed from the noisy counts alone. {what}").strip()
+            f"the privacy ledger; {how}. " + ("± is one standard deviation from that noise and the number of "
+                                              "held-out rows; the scores and ± are computed from the noisy counts "
+                                              "alone. " if score.accuracy is not None else "")
+            + what).strip()
     return text, note

@@ -235,7 +235,7 @@ def test_a_score_too_noisy_to_read_says_so_and_shows_no_number():
 
     text, note = describe(from_noisy_class_counts([[15.0, 0.0], [4.0, 1.0]], 34.0, "lr", "heldout"), 0.1)
     assert "(20) is too small beside its noise to give an accuracy" in text and "±" not in text
-    assert "larger ε" in note and "σ = 34" in note
+    assert "larger ε" in note and "σ = 34" in note and "±" not in note  # no ± to explain
 
 
 def test_the_default_score_epsilon_is_what_leaves_the_runs_epsilon_as_it_is(run, tmp_path):
