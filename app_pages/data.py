@@ -88,7 +88,7 @@ def _bounds_mode(frame, edited, target, current: dict, digest: str) -> tuple[str
     (its ε share said), the rows last and labelled. Every upload starts on DP (covered by ε): the
     default is never a function of the private row count, which a run's settings would publish;
     below the rows DP bounds need (dp_bounds_rows_needed) the page says so and asks to declare."""
-    from dpcore.ui.schema_editor import BOUNDS_MODES, DECLARE, ESTIMATE, continuous_columns, dp_bounds_epsilon
+    from dpcore.ui.schema_editor import BOUNDS_MODES, DATE, DECLARE, ESTIMATE, continuous_columns, dp_bounds_epsilon
     from dpcore.ui.schema_editor import dp_bounds_rows_needed as needs
 
     typed = edited.set_index("column")["lower"].fillna("").astype(str).str.strip() != ""
@@ -104,7 +104,8 @@ def _bounds_mode(frame, edited, target, current: dict, digest: str) -> tuple[str
     noise = b2.number_input("Noise multiplier", 0.5, 100.0, sigma, 0.5, key="data.bounds_noise",
                             disabled=mode != ESTIMATE,
                             help="σ of the bounds' noisy histogram: larger spends less ε, needs more rows.")
-    needed = needs(len(left), float(noise))
+    dates = set(edited.loc[edited["kind"].astype(str) == DATE, "column"].astype(str))
+    needed = needs(len(left), float(noise), dates=bool(dates & set(left)))
     if not left:
         b1.caption("Every numeric and date column has declared bounds: nothing to estimate.")
     elif mode == ESTIMATE:

@@ -93,21 +93,24 @@ def continuous_columns(rows: pd.DataFrame, target: str | None) -> list[str]:
             if str(r["kind"]) in (*CONTINUOUS, DATE) and r["column"] != target]
 
 
-def dp_bounds_rows_needed(columns: int, noise_multiplier: float) -> int:
+def dp_bounds_rows_needed(columns: int, noise_multiplier: float, dates: bool = False) -> int:
     """Rows from which DP bounds (dpcore.data.dp_bounds) are usable for `columns` columns: below it
     the Data page warns and asks for declared bounds (it never changes its default on the private
     row count, which the run's settings would publish).
 
-    A power-of-two bin is kept when its noisy count clears τ = z·σ·√k (z = THRESHOLD_SDS, 3.72). A
-    column spread over four such bins (ages 16–128, incomes' magnitudes) has 2τ rows in its average
-    bin at 8τ rows: each bin then clears τ by z noise sds. Below that, bench/dp_bounds.py finds the
-    ends clipped or the estimate refused (120 rows, 5 columns, σ = 10: refused in 20 of 20 draws).
+    A power-of-two bin is kept when its noisy count clears τ = z·σ·√k (z = THRESHOLD_SDS, 3.72; a
+    date column's year grid has more bins, DATE_THRESHOLD_SDS 3.89, so `dates`: one of the columns
+    is a date). A column spread over four such bins (ages 16–128, incomes' magnitudes) has 2τ rows
+    in its average bin at 8τ rows: each bin then clears τ by z noise sds. Below that,
+    bench/dp_bounds.py finds the ends clipped or the estimate refused (120 rows, 5 columns, σ = 10:
+    refused in 20 of 20 draws).
     """
     import math
 
-    from dpcore.data.dp_bounds import THRESHOLD_SDS
+    from dpcore.data.dp_bounds import DATE_THRESHOLD_SDS, THRESHOLD_SDS
 
-    return math.ceil(8 * THRESHOLD_SDS * noise_multiplier * math.sqrt(max(1, columns)))
+    z = max(THRESHOLD_SDS, DATE_THRESHOLD_SDS) if dates else THRESHOLD_SDS
+    return math.ceil(8 * z * noise_multiplier * math.sqrt(max(1, columns)))
 
 
 def dp_bounds_epsilon(columns: int, noise_multiplier: float, delta: float) -> float:

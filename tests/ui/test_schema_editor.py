@@ -163,6 +163,8 @@ def test_dp_bounds_are_proposed_only_where_the_table_is_large_enough():
     assert not 120 >= dp_bounds_rows_needed(5, 10.0)
     assert 3000 >= dp_bounds_rows_needed(5, 10.0)
     assert dp_bounds_rows_needed(5, 2.0) < dp_bounds_rows_needed(5, 10.0)  # less noise, fewer rows
+    # a date's year grid has more bins, so a higher keep threshold: more rows
+    assert dp_bounds_rows_needed(5, 10.0, dates=True) > dp_bounds_rows_needed(5, 10.0)
     # the share it costs is the accountant's number for the one record: σ = 10 → about 0.38 at δ = 1e-5
     assert 0.3 < dp_bounds_epsilon(5, 10.0, 1e-5) < 0.45
     assert dp_bounds_epsilon(5, 10.0, 1e-5) == pytest.approx(dp_bounds_epsilon(1, 10.0, 1e-5))
