@@ -91,7 +91,8 @@ def _bounds_mode(frame, edited, target, current: dict, digest: str) -> tuple[str
     from dpcore.ui.schema_editor import BOUNDS_MODES, DATE, DECLARE, ESTIMATE, continuous_columns, dp_bounds_epsilon
     from dpcore.ui.schema_editor import dp_bounds_rows_needed as needs
 
-    typed = edited.set_index("column")["lower"].fillna("").astype(str).str.strip() != ""
+    rows = edited.set_index("column")
+    typed = rows["lower"].fillna("").astype(str).str.strip() != ""
     left = [c for c in continuous_columns(edited, target) if not typed[c]]
     b1, b2 = st.columns([3, 2])
     sigma = float(st.session_state.get("data.bounds_noise") or current.get("dp_bounds_noise") or 10.0)
@@ -104,8 +105,7 @@ def _bounds_mode(frame, edited, target, current: dict, digest: str) -> tuple[str
     noise = b2.number_input("Noise multiplier", 0.5, 100.0, sigma, 0.5, key="data.bounds_noise",
                             disabled=mode != ESTIMATE,
                             help="σ of the bounds' noisy histogram: larger spends less ε, needs more rows.")
-    dates = set(edited.loc[edited["kind"].astype(str) == DATE, "column"].astype(str))
-    needed = needs(len(left), float(noise), dates=bool(dates & set(left)))
+    needed = needs(len(left), float(noise), dates=bool((rows.loc[left, "kind"].astype(str) == DATE).any()))
     if not left:
         b1.caption("Every numeric and date column has declared bounds: nothing to estimate.")
     elif mode == ESTIMATE:
