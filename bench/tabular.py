@@ -23,6 +23,9 @@ environment of its own. DIR holds real rows: a bench output, never committed (`b
     .venv/bin/python bench/tabular.py [--models p3gm,dp-vae,aim,mst] [--datasets cps1988,credit,wide]
         [--epsilons 1,4] [--seeds 0,1] [--aim-time 60] [--json] [--quick] [--save-synthetic DIR]
 
+`--floors` adds two model-free rows per dataset (resampled training rows; every column shuffled on its
+own) and, for each model's cell, its synthetic rows scored again with their columns shuffled apart;
+`--no-models` leaves the models out.
 `--quick`: ε = 1, seed 0, AIM max_time 10 s, 2 epochs for the neural models (a smoke run).
 """
 from __future__ import annotations
@@ -153,7 +156,10 @@ def save_reference(directory, data, train, test) -> None:
         json.dump(sdmetrics_metadata(train.schema), fh, indent=1)
 
 
-def run_cell(model, data, eps, seed, train, test, aim_time, quick, save_dir=None, overrides=None) -> dict:
+def run_cell(model, data, eps, seed, train, test, aim_time, quick, save_dir=None, overrides=None,
+             shuffled=False) -> list[dict]:
+    """The cell's row; with `shuffled`, also its synthetic rows scored with the columns shuffled apart
+    (`shuffle_columns`): what of its 2-way TVD its links earn, what its 1-ways alone give."""
     m = make_model(model, **params(model, eps, seed, aim_time, quick, overrides))
     t0 = time.perf_counter()
     result = m.fit(train)
@@ -165,7 +171,12 @@ def run_cell(model, data, eps, seed, train, test, aim_time, quick, save_dir=None
            "epsilon": float(result.epsilon), "fit_s": fit_s,
            "selected": [list(c) for c in getattr(m, "calibration", {}).get("selected", [])]}
     row.update(scores(synth, train, test, seed))
-    return row
+    if shuffled:
+        apart = {k: row[k] for k in ("dataset", "epsilon_target", "seed", "epsilon", "fit_s")}
+        apart["model"] = f"{model}, columns shuffled apart"
+        apart.update(scores(shuffle_columns(synth, np.random.default_rng(seed)), train, test, seed))
+        return [row, apart]
+    return [row]
 
 
 def floor_row(data, train, test) -> dict:
@@ -174,6 +185,33 @@ def floor_row(data, train, test) -> dict:
     row.update(scores(train, train, test, 0))
     row.update(shape_checks(train, test))  # the test rows' tails against train: the sampling floor
     return row
+
+
+def shuffle_columns(data, rng: np.random.Generator):
+    """`data` with every column (its encoded blocks together) and the labels shuffled on their own:
+    the same 1-way marginals, no link left between any two columns."""
+    X = np.array(data.features, copy=True)
+    for column in dict.fromkeys(b.column for b in data.encoder.blocks):
+        idx = np.concatenate([np.arange(b.start, b.stop) for b in data.encoder.blocks if b.column == column])
+        X[:, idx] = X[rng.permutation(data.n)][:, idx]
+    labels = None if data.labels is None else data.labels[rng.permutation(data.n)]
+    return data.with_features(X, labels)
+
+
+def reference_rows(data, train, test, seed: int = 0) -> list[dict]:
+    """Two generators that need no model, scored like one (`--floors`): the training rows resampled
+    with replacement (a perfect model's sampling noise at this many rows) and the training rows
+    with every column shuffled on its own (exact 1-way marginals, no link between any two columns).
+    Why: they tell how much of a 2-way TVD is sampling, how much the columns' links, and so how much
+    is left to a model's 1-ways."""
+    rng = np.random.default_rng(seed)
+    boot = train.subset(rng.integers(0, train.n, train.n))
+    out = []
+    for name, synth in (("resampled train", boot), ("independent columns", shuffle_columns(train, rng))):
+        row = {"model": name, "dataset": data, "epsilon_target": None, "seed": seed, "epsilon": None, "fit_s": None}
+        row.update(scores(synth, train, test, seed))
+        out.append(row)
+    return out
 
 
 def load(data: str, split_seed: int):
@@ -226,6 +264,10 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true", help="ε = 1, seed 0, AIM 10 s, 2 epochs (smoke run)")
     ap.add_argument("--save-synthetic", metavar="DIR", default=None,
                     help="write each cell's synthetic rows, the train/test rows and sdmetrics metadata to DIR")
+    ap.add_argument("--floors", action="store_true",
+                    help="also score resampled training rows, the training rows' columns shuffled apart and each "
+                         "cell's synthetic rows with their columns shuffled apart")
+    ap.add_argument("--no-models", action="store_true", help="only the reference rows (with --floors)")
     ap.add_argument("--set", nargs="*", default=[], metavar="FIELD=VALUE",
                     help="config overrides, applied to the models that have the field (e.g. target_weight=4)")
     args = ap.parse_args(argv)
@@ -249,14 +291,17 @@ def main(argv=None) -> int:
     for data in args.datasets:
         train, test = load(data, args.split_seed)
         rows.append(floor_row(data, train, test))
+        if args.floors:
+            rows.extend(reference_rows(data, train, test))
         if args.save_synthetic is not None:
             save_reference(args.save_synthetic, data, train, test)
-        for model in args.models:
+        for model in [] if args.no_models else args.models:
             for eps in args.epsilons:
                 for seed in args.seeds:
-                    row = run_cell(model, data, eps, seed, train, test, args.aim_time, args.quick,
-                                   save_dir=args.save_synthetic, overrides=overrides)
-                    rows.append(row)
+                    cell = run_cell(model, data, eps, seed, train, test, args.aim_time, args.quick,
+                                    save_dir=args.save_synthetic, overrides=overrides, shuffled=args.floors)
+                    rows.extend(cell)
+                    row = cell[0]
                     print(f"{data} {model} ε={eps:g} seed={seed}: 1-way {row['tvd_1way_train']:.4f} "
                           f"2-way {row['tvd_2way_train']:.4f} (train), AUC {row['auc_logistic_regression']:.3f} / "
                           f"{row['auc_gradient_boosting']:.3f}, fit {row['fit_s']:.0f} s",

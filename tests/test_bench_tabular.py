@@ -122,3 +122,28 @@ def test_shape_checks_see_tails_point_masses_and_missing_levels():
     assert same["q99_off"] == "0/1"
     assert out["mass_worst_column"] == "debt" and out["mass_worst"] == pytest.approx((real["debt"] == 0).mean())
     assert out["levels_missing"] == ["c=b", "c=r"]
+
+
+def test_shuffle_columns_keeps_every_one_way_and_breaks_the_links():
+    """--floors' 'independent columns': the same 1-way marginals, no link left between two columns."""
+    import numpy as np
+    import pandas as pd
+
+    from dpcore.data import dataset_from_frame
+    from dpcore.data.schema import ColumnSpec, Schema
+    from dpcore.evaluate import one_way_tvd, two_way_tvd
+
+    rng = np.random.default_rng(0)
+    a = rng.integers(0, 5, 400)
+    schema = Schema([ColumnSpec("a", "integer", 0, 4), ColumnSpec("b", "integer", 0, 4),
+                     ColumnSpec("c", "categorical", categories=["p", "q"]),
+                     ColumnSpec("y", "categorical", categories=["n", "y"])], target="y")
+    frame = pd.DataFrame({"a": a, "b": a, "c": np.where(a > 2, "p", "q"), "y": np.where(a > 1, "y", "n")})
+    ds = dataset_from_frame(frame, schema=schema)
+    apart = tab.shuffle_columns(ds, np.random.default_rng(1))
+    assert max(one_way_tvd(ds, apart).values()) == 0.0
+    assert sorted(apart.labels.tolist()) == sorted(ds.labels.tolist())
+    assert two_way_tvd(ds, ds)[0] == 0.0 and two_way_tvd(ds, apart)[0] > 0.3  # a = b, c = f(a): gone
+    before = np.corrcoef(ds.features[:, 0], ds.features[:, 1])[0, 1]
+    after = np.corrcoef(apart.features[:, 0], apart.features[:, 1])[0, 1]
+    assert before > 0.99 and abs(after) < 0.2
