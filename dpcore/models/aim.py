@@ -43,6 +43,7 @@ from dpcore.models.marginal_data import (
     bins_field,
     compress_field,
     decode_field,
+    level_floor_field,
     target_weight_field,
     workload_weight,
 )
@@ -101,6 +102,7 @@ class AIMConfig(ModelConfig):
     round_iters: int = count(100, "mirror-descent iterations of each round's warm-started estimate")
     iters: int = count(1000, "mirror-descent iterations of the final estimate")
     numeric_decode: str = decode_field()
+    level_floor: bool = level_floor_field()
     seed: int = seed_field("seed of the public randomness (drawing rows from the fitted model); the "
                            "mechanism noise is secret, so the same seed trains another model")
     reproducible_noise: bool = hparam(False, REPRODUCIBLE_NOISE_HELP)
@@ -215,7 +217,7 @@ class AIM(MarginalSynthesizer):
     private = True
     # saved before issue 29's settings: no weights, the 1-ways first, no grouped pairs
     legacy_defaults = {"target_weight": 1.0, "target_pairs": False, "target_levels": 0, "target_shrink": False,
-                       "final_share": 0.0}
+                       "final_share": 0.0, "level_floor": False}
 
     @classmethod
     def _planned_steps(cls, config, d: int) -> int:

@@ -23,6 +23,7 @@ import numpy as np
 
 from dpcore.data.dataset import Dataset
 from dpcore.errors import InvalidParameter, RunError, check_int
+from dpcore.models.level_floor import FLOOR_KINDS, level_floors, raise_to_floor
 from dpcore.models.marginal_data import Discretizer
 from dpcore.models.synthesizer import BaseSynthesizer, DataFacts, FitRun, Plan
 from dpcore.privacy.ledger import MechanismRecord, exponential_record
@@ -69,6 +70,7 @@ class MarginalSynthesizer(BaseSynthesizer):
         self.disc: Discretizer | None = None
         self.model = None  # mbi MarkovRandomField
         self.merged: dict[str, list[int]] = {}  # attribute -> compressed code of each level
+        self.level_floor: dict[str, float] = {}  # attribute -> least share of each level (level_floor.py)
 
     # ------------------------------------------------------------------ plan
     @classmethod
@@ -134,6 +136,8 @@ class MarginalSynthesizer(BaseSynthesizer):
             except _Stopped:
                 pass
         self.calibration.update(ctx.summary())
+        kinds = {a.name: a.kind for a in disc.attrs}
+        self.level_floor = level_floors(ctx.noisy_one_ways(), kinds, ctx.total) if ctx.measurements else {}
 
     def _select_and_measure(self, ctx: _Context) -> None:
         raise NotImplementedError
@@ -148,7 +152,11 @@ class MarginalSynthesizer(BaseSynthesizer):
             codes = {a: np.zeros(0, np.int64) for a in self.disc.names}
         else:
             atoms = {a: self.disc.atom_mask(a) for a in self.merged}
-            codes = expand(_draw(self.model, n, int(rng.integers(2 ** 32))), self.merged, rng, atoms)
+            codes = _draw(self.model, n, int(rng.integers(2 ** 32)))
+            if self.config.level_floor and self.level_floor:
+                sizes = dict(zip(self.disc.names, compressed_shape(self.disc, self.merged)))
+                codes = raise_to_floor(codes, sizes, self.level_floor, rng)
+            codes = expand(codes, self.merged, rng, atoms)
         feats, labels = self.disc.decode(codes, n, rng, self.config.numeric_decode)
         return self.template.with_features(feats, labels)
 
@@ -166,7 +174,7 @@ class MarginalSynthesizer(BaseSynthesizer):
 
     def _state_json(self) -> dict:
         return {"width": self.n_features, "attributes": self.disc.to_list(), "cliques": self._cliques(),
-                "total": float(self.model.total), "merged": self.merged}
+                "total": float(self.model.total), "merged": self.merged, "level_floors": self.level_floor}
 
     def _restore(self, tensors: dict, meta: dict) -> None:
         where = "model.json"
@@ -181,6 +189,7 @@ class MarginalSynthesizer(BaseSynthesizer):
         import jax.numpy as jnp
 
         self.merged = _merged_from_json(meta.get("merged", {}), self.disc, where)
+        self.level_floor = _floors_from_json(meta.get("level_floors", {}), self.disc, where)  # {}: saved before it
         domain = mbi.Domain(self.disc.names, compressed_shape(self.disc, self.merged))
         tables = {}
         for i, cl in enumerate(cliques):
@@ -285,6 +294,17 @@ def _merged_from_json(value, disc: Discretizer, where: str) -> dict[str, list[in
             raise RunError(f"{where}: bad merged levels of {str(name)[:40]!r}")
         out[name] = codes
     return out
+
+
+def _floors_from_json(value, disc: Discretizer, where: str) -> dict[str, float]:
+    kinds = {a.name: a.kind for a in disc.attrs}
+    if not isinstance(value, dict):
+        raise RunError(f"{where}: 'level_floors' must map attributes to shares")
+    for name, share in value.items():
+        if (kinds.get(name) not in FLOOR_KINDS or not isinstance(share, (int, float)) or isinstance(share, bool)
+                or not 0.0 <= share <= 1.0):
+            raise RunError(f"{where}: bad level floor of {str(name)[:40]!r}")
+    return {name: float(share) for name, share in value.items()}
 
 
 def _draw(model, n: int, seed: int) -> dict[str, np.ndarray]:

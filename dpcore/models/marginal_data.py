@@ -221,6 +221,15 @@ def compress_field():
                         "larger marginal (the MST paper's domain compression; free post-processing)")
 
 
+def level_floor_field():
+    """`level_floor` of AIM's and MST's configs (see dpcore/models/level_floor.py)."""
+    from dpcore.models.params import hparam
+
+    return hparam(True, "generate every level of a category, a flag and the target at least at its 1-way "
+                        "noise's share (σ/ñ, at most 1/levels): a level the noise cannot tell from zero is "
+                        "not known to be absent (post-processing, no privacy cost)")
+
+
 def target_weight_field(default: float, model: str):
     """`target_weight` of AIM's and MST's configs (see `workload_weight`)."""
     from dpcore.models.params import hparam

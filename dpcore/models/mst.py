@@ -19,7 +19,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpcore.models.marginal_base import MarginalSynthesizer
-from dpcore.models.marginal_data import bins_field, compress_field, decode_field, target_weight_field, workload_weight
+from dpcore.models.marginal_data import (
+    bins_field,
+    compress_field,
+    decode_field,
+    level_floor_field,
+    target_weight_field,
+    workload_weight,
+)
 from dpcore.models.params import (
     REPRODUCIBLE_NOISE_HELP,
     ModelConfig,
@@ -44,6 +51,7 @@ class MSTConfig(ModelConfig):
     target_weight: float = target_weight_field(TARGET_WEIGHT, "mst")
     iters: int = count(1000, "mirror-descent iterations of the final graphical-model estimate")
     numeric_decode: str = decode_field()
+    level_floor: bool = level_floor_field()
     seed: int = seed_field("seed of the public randomness (drawing rows from the fitted model); the "
                            "mechanism noise is secret, so the same seed trains another model")
     reproducible_noise: bool = hparam(False, REPRODUCIBLE_NOISE_HELP)
@@ -56,6 +64,7 @@ class MST(MarginalSynthesizer):
                    "then a graphical model (mbi); tables only.")
     config_class = MSTConfig
     private = True
+    legacy_defaults = {"target_weight": 1.0, "level_floor": False}  # saved before issue 29's settings
 
     @classmethod
     def _planned_steps(cls, config, d: int) -> int:

@@ -26,11 +26,7 @@ IMAGES = {"dataset": "digits"}
 
 
 # Below the floor today (not strict: the noise is secret, so a lucky run may pass; the mark goes when fixed).
-KNOWN = {
-    "aim": "AIM on credit at times never generates Debt's missing flag: on 1 500 rows it is ~6 rows, well "
-           "under the noise of its 1-way count, so the estimated share can come out 0: issue 27",
-    "mst": "MST on credit at times never generates Assets' missing flag (~15 rows; as AIM): issue 27",
-}
+KNOWN: dict[str, str] = {}  # AIM's and MST's rare missing flags: kept by `level_floor` (dpcore/models/level_floor.py)
 
 
 def _cases():
