@@ -1,24 +1,12 @@
 """bench/q99_floor.py: the oracle floor and the private-quantile bound measure what they say."""
-import importlib.util
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-BENCH = Path(__file__).parents[1] / "bench"
-
 
 @pytest.fixture(scope="module")
-def q99():
-    sys.path.insert(0, str(BENCH))  # the script imports its neighbours (wide_table, tabular)
-    try:
-        spec = importlib.util.spec_from_file_location("bench_q99_floor", BENCH / "q99_floor.py")
-        mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
-        yield mod
-    finally:
-        sys.path.remove(str(BENCH))
+def q99(bench_script):
+    return bench_script("q99_floor")
 
 
 def test_em_quantile_is_accurate_at_large_epsilon_and_spread_at_small(q99):

@@ -1,26 +1,14 @@
 """bench/target_link_noise.py: the idealised star predicts the target when its links are clean, not when
 they drown in noise, and the σ it reports are the ones AIM's defaults give."""
-import importlib.util
 import math
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-BENCH = Path(__file__).parents[1] / "bench"
-
 
 @pytest.fixture(scope="module")
-def tln():
-    sys.path.insert(0, str(BENCH))  # the script imports its neighbours (tabular, wide_table)
-    try:
-        spec = importlib.util.spec_from_file_location("bench_target_link_noise", BENCH / "target_link_noise.py")
-        mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
-        yield mod
-    finally:
-        sys.path.remove(str(BENCH))
+def tln(bench_script):
+    return bench_script("target_link_noise")
 
 
 @pytest.fixture(scope="module")
