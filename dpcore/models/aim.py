@@ -44,6 +44,7 @@ from dpcore.models.marginal_data import (
     compress_field,
     decode_field,
     level_floor_field,
+    missing_sigmas_field,
     target_weight_field,
     workload_weight,
 )
@@ -103,6 +104,7 @@ class AIMConfig(ModelConfig):
     iters: int = count(1000, "mirror-descent iterations of the final estimate")
     numeric_decode: str = decode_field()
     level_floor: bool = level_floor_field()
+    missing_sigmas: float = missing_sigmas_field()
     seed: int = seed_field("seed of the public randomness (drawing rows from the fitted model); the "
                            "mechanism noise is secret, so the same seed trains another model")
     reproducible_noise: bool = hparam(False, REPRODUCIBLE_NOISE_HELP)
@@ -217,7 +219,8 @@ class AIM(MarginalSynthesizer):
     private = True
     # saved before issue 29's settings: no weights, the 1-ways first, no grouped pairs
     legacy_defaults = {"target_weight": 1.0, "target_pairs": False, "target_levels": 0, "target_shrink": False,
-                       "final_share": 0.0, "level_floor": False}
+                       "final_share": 0.0, "level_floor": False,
+                       "missing_sigmas": 0.0}
 
     @classmethod
     def _planned_steps(cls, config, d: int) -> int:

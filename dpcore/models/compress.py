@@ -7,10 +7,12 @@ rules (the MST paper's compress_domain, extended to ordered columns) and its own
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from dpcore.errors import RunError
-from dpcore.models.level_floor import FLOOR_KINDS
+from dpcore.models.level_floor import FLOOR_KINDS, floor_kind
 from dpcore.models.marginal_data import Discretizer
 
 
@@ -85,7 +87,7 @@ def merged_from_json(value, disc: Discretizer, where: str) -> dict[str, list[int
 
 
 def floors_from_json(value, disc: Discretizer, where: str) -> dict[str, float]:
-    kinds = {a.name: a.kind for a in disc.attrs}
+    kinds = {a.name: floor_kind(a) for a in disc.attrs}
     if not isinstance(value, dict):
         raise RunError(f"{where}: 'level_floors' must map attributes to shares")
     for name, share in value.items():
@@ -93,3 +95,14 @@ def floors_from_json(value, disc: Discretizer, where: str) -> dict[str, float]:
                 or not 0.0 <= share <= 1.0):
             raise RunError(f"{where}: bad level floor of {str(name)[:40]!r}")
     return {name: float(share) for name, share in value.items()}
+
+
+def missing_from_json(value, disc: Discretizer, where: str) -> dict[str, float]:
+    kinds = {a.name: floor_kind(a) for a in disc.attrs}
+    if not isinstance(value, dict):
+        raise RunError(f"{where}: 'missing_scores' must map missing flags to numbers")
+    for name, z in value.items():
+        if (kinds.get(name) != "missing" or not isinstance(z, (int, float)) or isinstance(z, bool)
+                or not math.isfinite(z)):
+            raise RunError(f"{where}: bad missing score of {str(name)[:40]!r}")
+    return {name: float(z) for name, z in value.items()}

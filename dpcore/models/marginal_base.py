@@ -29,8 +29,15 @@ from dpcore.models.compress import (  # noqa: F401 (level_groups, expand: re-exp
     floors_from_json,
     level_groups,
     merged_from_json,
+    missing_from_json,
 )
-from dpcore.models.level_floor import level_floors, raise_to_floor
+from dpcore.models.level_floor import (
+    drop_unseen_missing,
+    floor_kind,
+    level_floors,
+    missing_scores,
+    raise_to_floor,
+)
 from dpcore.models.marginal_data import Discretizer
 from dpcore.models.synthesizer import BaseSynthesizer, DataFacts, FitRun, Plan
 from dpcore.privacy.ledger import MechanismRecord, exponential_record
@@ -78,6 +85,7 @@ class MarginalSynthesizer(BaseSynthesizer):
         self.model = None  # mbi MarkovRandomField
         self.merged: dict[str, list[int]] = {}  # attribute -> compressed code of each level
         self.level_floor: dict[str, float] = {}  # attribute -> least share of each level (level_floor.py)
+        self.missing_scores: dict[str, float] = {}  # missing flag -> noisy missing count / σ (level_floor.py)
 
     # ------------------------------------------------------------------ plan
     @classmethod
@@ -143,8 +151,9 @@ class MarginalSynthesizer(BaseSynthesizer):
             except _Stopped:
                 pass
         self.calibration.update(ctx.summary())
-        kinds = {a.name: a.kind for a in disc.attrs}
-        self.level_floor = level_floors(ctx.noisy_one_ways(), kinds, ctx.total) if ctx.measurements else {}
+        kinds, ones = {a.name: floor_kind(a) for a in disc.attrs}, ctx.noisy_one_ways() if ctx.measurements else {}
+        self.level_floor = level_floors(ones, kinds, ctx.total) if ones else {}
+        self.missing_scores = missing_scores(ones, kinds)
 
     def _select_and_measure(self, ctx: _Context) -> None:
         raise NotImplementedError
@@ -163,6 +172,8 @@ class MarginalSynthesizer(BaseSynthesizer):
             if self.config.level_floor and self.level_floor:
                 sizes = dict(zip(self.disc.names, compressed_shape(self.disc, self.merged)))
                 codes = raise_to_floor(codes, sizes, self.level_floor, rng)
+            if self.config.missing_sigmas > 0 and self.missing_scores:
+                codes = drop_unseen_missing(codes, self.missing_scores, self.config.missing_sigmas)
             codes = expand(codes, self.merged, rng, atoms)
         feats, labels = self.disc.decode(codes, n, rng, self.config.numeric_decode)
         return self.template.with_features(feats, labels)
@@ -181,7 +192,8 @@ class MarginalSynthesizer(BaseSynthesizer):
 
     def _state_json(self) -> dict:
         return {"width": self.n_features, "attributes": self.disc.to_list(), "cliques": self._cliques(),
-                "total": float(self.model.total), "merged": self.merged, "level_floors": self.level_floor}
+                "total": float(self.model.total), "merged": self.merged, "level_floors": self.level_floor,
+                "missing_scores": self.missing_scores}
 
     def _restore(self, tensors: dict, meta: dict) -> None:
         where = "model.json"
@@ -197,6 +209,7 @@ class MarginalSynthesizer(BaseSynthesizer):
 
         self.merged = merged_from_json(meta.get("merged", {}), self.disc, where)
         self.level_floor = floors_from_json(meta.get("level_floors", {}), self.disc, where)  # {}: saved before it
+        self.missing_scores = missing_from_json(meta.get("missing_scores", {}), self.disc, where)
         domain = mbi.Domain(self.disc.names, compressed_shape(self.disc, self.merged))
         tables = {}
         for i, cl in enumerate(cliques):

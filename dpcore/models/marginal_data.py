@@ -230,6 +230,15 @@ def level_floor_field():
                         "not known to be absent (post-processing, no privacy cost)")
 
 
+def missing_sigmas_field():
+    """`missing_sigmas` of AIM's and MST's configs (see level_floor.drop_unseen_missing)."""
+    from dpcore.models.params import hparam
+
+    return hparam(1.0, "a nullable column whose noisy count of missing rows is under this many noise stds is "
+                       "generated complete (0: as the model draws it; a declared schema makes every column "
+                       "nullable, and noise alone would give each 1-5 % missing values)", low=0.0, high=10.0)
+
+
 def target_weight_field(default: float, model: str):
     """`target_weight` of AIM's and MST's configs (see `workload_weight`)."""
     from dpcore.models.params import hparam

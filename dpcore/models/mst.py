@@ -24,6 +24,7 @@ from dpcore.models.marginal_data import (
     compress_field,
     decode_field,
     level_floor_field,
+    missing_sigmas_field,
     target_weight_field,
     workload_weight,
 )
@@ -52,6 +53,7 @@ class MSTConfig(ModelConfig):
     iters: int = count(1000, "mirror-descent iterations of the final graphical-model estimate")
     numeric_decode: str = decode_field()
     level_floor: bool = level_floor_field()
+    missing_sigmas: float = missing_sigmas_field()
     seed: int = seed_field("seed of the public randomness (drawing rows from the fitted model); the "
                            "mechanism noise is secret, so the same seed trains another model")
     reproducible_noise: bool = hparam(False, REPRODUCIBLE_NOISE_HELP)
@@ -64,7 +66,7 @@ class MST(MarginalSynthesizer):
                    "then a graphical model (mbi); tables only.")
     config_class = MSTConfig
     private = True
-    legacy_defaults = {"target_weight": 1.0, "level_floor": False}  # saved before issue 29's settings
+    legacy_defaults = {"target_weight": 1.0, "level_floor": False, "missing_sigmas": 0.0}  # saved before issue 29's settings
 
     @classmethod
     def _planned_steps(cls, config, d: int) -> int:

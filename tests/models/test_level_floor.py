@@ -1,5 +1,6 @@
 """AIM's and MST's level floor: a declared level the noise cannot tell from zero is still generated, at
-one noise std of share, by moving rows from the largest level; post-processing, saved with the model."""
+one noise std of share, by moving rows from the largest level; missing-value flags are left alone;
+post-processing, saved with the model."""
 import dataclasses
 import json
 import math
@@ -11,7 +12,8 @@ import pytest
 from dpcore.data.csv import dataset_from_frame
 from dpcore.errors import RunError
 from dpcore.models import load_model, make_model
-from dpcore.models.level_floor import level_floors, raise_to_floor
+from dpcore.models.level_floor import floor_kind, level_floors, raise_to_floor
+from dpcore.models.marginal_data import Attr
 from dpcore.privacy.accountant import epsilon
 
 
@@ -22,6 +24,10 @@ def test_floors_are_one_noise_std_of_share_for_declared_levels_only():
     got = level_floors(ones, kinds, total=1000.0)
     assert got == {"cat": pytest.approx(0.03), "flag": pytest.approx(0.03), "y": pytest.approx(0.5)}
     assert level_floors(ones, kinds, total=0.0) == {}
+    assert level_floors(ones, {**kinds, "flag": "missing"}, total=1000.0).keys() == {"cat", "y"}
+    assert floor_kind(Attr("3:income:missing", "bool", 2)) == "missing"
+    assert floor_kind(Attr("4:overtime:value", "bool", 2)) == "bool"
+    assert floor_kind(Attr("5:x:missing:value", "bool", 2)) == "bool"  # the role is the last part of the name
 
 
 def test_raise_to_floor_tops_up_thin_levels_from_the_largest_and_leaves_the_rest():
@@ -60,24 +66,23 @@ def test_rare_declared_levels_are_generated_and_the_floor_costs_no_privacy(name,
     m.fit(rare)
     led = m.privacy_ledger()
     floors = m.level_floor
-    assert set(floors) >= {a.name for a in m.disc.attrs if a.kind in ("onehot", "bool", "label")}
-    assert not any(a.kind in ("bins", "int") for a in m.disc.attrs if a.name in floors)
+    kinds = {a.name: a.kind for a in m.disc.attrs}
+    flag = next(a.name for a in m.disc.attrs if a.name.endswith(":missing"))
+    assert {kinds[a] for a in floors} == {"onehot", "label"} and flag not in floors
     n = 3000
+    off = dataclasses.replace(m.config, level_floor=False)
     for seed in range(3):
         s = m.sample(n, seed=seed).to_frame()
-        assert (s["city"] == "d").sum() >= 1 and s["income"].isna().sum() >= 1
+        city = next(a for a in floors if kinds[a] == "onehot")
+        assert (s["city"] == "d").sum() >= math.ceil(floors[city] * n - 1e-9)
         assert set(s["y"]) == {"no", "yes"}
         assert (s["city"] == "a").sum() > 600  # the donors keep their size
-    flag = next(a for a in m.disc.attrs if a.kind == "bool")
-    need = math.ceil(floors[flag.name] * n - 1e-9)
-    assert s["income"].isna().sum() >= need
+        on_config, m.config = m.config, off
+        plain = m.sample(n, seed=seed).to_frame()
+        m.config = on_config
+        assert s["income"].isna().sum() == plain["income"].isna().sum()  # the missing flag is not floored
     # the floor is post-processing: nothing is added to the ledger, ε is the accountant's
     assert m.privacy_ledger().to_list() == led.to_list() and epsilon(led, 1e-5) <= 0.5
-    # off: the model's own draws, which are allowed to miss the rare levels
-    off = dataclasses.replace(m.config, level_floor=False)
-    m.config = off
-    assert m.sample(n, seed=0).n == n
-    m.config = dataclasses.replace(off, level_floor=True)
     # saved with the model, validated when loaded
     m.save(tmp_path)
     back = load_model(tmp_path)
@@ -85,7 +90,7 @@ def test_rare_declared_levels_are_generated_and_the_floor_costs_no_privacy(name,
     pd.testing.assert_frame_equal(back.sample(500, seed=4).to_frame(), m.sample(500, seed=4).to_frame())
     meta = json.loads((tmp_path / "model.json").read_text())
     numeric = next(a.name for a in m.disc.attrs if a.kind == "bins")
-    for bad in ({numeric: 0.1}, {flag.name: 2.0}, {flag.name: "0.1"}, ["x"]):
+    for bad in ({numeric: 0.1}, {flag: 0.1}, {city: 2.0}, {city: "0.1"}, ["x"]):
         meta["level_floors"] = bad
         (tmp_path / "model.json").write_text(json.dumps(meta))
         with pytest.raises(RunError, match="level"):
@@ -97,10 +102,46 @@ def test_models_saved_before_the_floor_load_without_it(rare, tmp_path):
     m.fit(rare)
     m.save(tmp_path)
     meta = json.loads((tmp_path / "model.json").read_text())
-    del meta["level_floors"]
-    del meta["config"]["level_floor"]
+    del meta["level_floors"], meta["missing_scores"]
+    del meta["config"]["level_floor"], meta["config"]["missing_sigmas"]
     (tmp_path / "model.json").write_text(json.dumps(meta))
     back = load_model(tmp_path)
     assert back.level_floor == {} and back.config.level_floor is False
-    m.config = dataclasses.replace(m.config, level_floor=False)
+    assert back.missing_scores == {} and back.config.missing_sigmas == 0.0
+    m.config = dataclasses.replace(m.config, level_floor=False, missing_sigmas=0.0)
     pd.testing.assert_frame_equal(back.sample(300, seed=5).to_frame(), m.sample(300, seed=5).to_frame())
+
+
+def test_missing_flags_under_the_threshold_are_generated_complete(rare, tmp_path):
+    """A flag's noisy missing count under `missing_sigmas` σ: the column comes back complete; over it,
+    as the model draws it. Scores are post-processing of released counts, saved and validated."""
+    from dpcore.models.level_floor import drop_unseen_missing, missing_scores
+
+    ones = {"f": (np.array([990.0, 12.0]), 30.0), "c": (np.array([5.0, 6.0]), 30.0)}
+    assert missing_scores(ones, {"f": "missing", "c": "onehot"}) == {"f": pytest.approx(0.4)}
+    codes = {"f": np.array([0, 1, 1]), "c": np.array([1, 1, 0])}
+    out = drop_unseen_missing(codes, {"f": 0.4}, 1.0)
+    assert out["f"].tolist() == [0, 0, 0] and out["c"] is codes["c"] and codes["f"].tolist() == [0, 1, 1]
+    assert drop_unseen_missing(codes, {"f": 1.5}, 1.0)["f"] is codes["f"]
+
+    m = make_model("mst", epsilon=1.0, iters=50, bins=8)
+    m.fit(rare)
+    flag = next(a.name for a in m.disc.attrs if a.name.endswith(":missing"))
+    assert set(m.missing_scores) == {flag}
+    plain = dataclasses.replace(m.config, missing_sigmas=0.0)
+    m.missing_scores = {flag: 0.5}
+    assert m.sample(3000, seed=1).to_frame()["income"].isna().sum() == 0
+    m.missing_scores = {flag: 5.0}
+    kept = m.sample(3000, seed=1).to_frame()["income"].isna().sum()
+    on, m.config = m.config, plain
+    assert m.sample(3000, seed=1).to_frame()["income"].isna().sum() == kept
+    m.config = on
+    m.save(tmp_path)
+    assert load_model(tmp_path).missing_scores == {flag: 5.0}
+    meta = json.loads((tmp_path / "model.json").read_text())
+    city = next(a.name for a in m.disc.attrs if a.kind == "onehot")
+    for bad in ({city: 1.0}, {flag: float("inf")}, {flag: True}, [flag]):
+        meta["missing_scores"] = bad
+        (tmp_path / "model.json").write_text(json.dumps(meta))
+        with pytest.raises(RunError, match="missing"):
+            load_model(tmp_path)
