@@ -1,18 +1,15 @@
 """Domain compression for AIM and MST: which levels the noisy 1-way counts merge, the compressed
-domain's shape, drawing original levels back from merged ones, and the saved forms of both maps.
+domain's shape, drawing original levels back from merged ones, and the saved form of the merge map.
 
 Why a module of its own: compression is post-processing of released 1-way counts with its own
 rules (the MST paper's compress_domain, extended to ordered columns) and its own persisted state
-(`merged`, `level_floors`), separate from how marginals are measured and estimated (marginal_base).
+(`merged`), separate from how marginals are measured and estimated (marginal_base).
 """
 from __future__ import annotations
-
-import math
 
 import numpy as np
 
 from dpcore.errors import RunError
-from dpcore.models.level_floor import FLOOR_KINDS, floor_kind
 from dpcore.models.marginal_data import Discretizer
 
 
@@ -84,25 +81,3 @@ def merged_from_json(value, disc: Discretizer, where: str) -> dict[str, list[int
             raise RunError(f"{where}: bad merged levels of {str(name)[:40]!r}")
         out[name] = codes
     return out
-
-
-def floors_from_json(value, disc: Discretizer, where: str) -> dict[str, float]:
-    kinds = {a.name: floor_kind(a) for a in disc.attrs}
-    if not isinstance(value, dict):
-        raise RunError(f"{where}: 'level_floors' must map attributes to shares")
-    for name, share in value.items():
-        if (kinds.get(name) not in FLOOR_KINDS or not isinstance(share, (int, float)) or isinstance(share, bool)
-                or not 0.0 <= share <= 1.0):
-            raise RunError(f"{where}: bad level floor of {str(name)[:40]!r}")
-    return {name: float(share) for name, share in value.items()}
-
-
-def missing_from_json(value, disc: Discretizer, where: str) -> dict[str, float]:
-    kinds = {a.name: floor_kind(a) for a in disc.attrs}
-    if not isinstance(value, dict):
-        raise RunError(f"{where}: 'missing_scores' must map missing flags to numbers")
-    for name, z in value.items():
-        if (kinds.get(name) != "missing" or not isinstance(z, (int, float)) or isinstance(z, bool)
-                or not math.isfinite(z)):
-            raise RunError(f"{where}: bad missing score of {str(name)[:40]!r}")
-    return {name: float(z) for name, z in value.items()}

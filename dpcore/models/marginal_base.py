@@ -26,17 +26,17 @@ from dpcore.errors import InvalidParameter, RunError, check_int
 from dpcore.models.compress import (  # noqa: F401 (level_groups, expand: re-exported)
     compressed_shape,
     expand,
-    floors_from_json,
     level_groups,
     merged_from_json,
-    missing_from_json,
 )
 from dpcore.models.level_floor import (
     drop_unseen_missing,
     floor_kind,
+    floors_from_json,
     level_floors,
     missing_scores,
     raise_to_floor,
+    scores_from_json,
 )
 from dpcore.models.marginal_data import Discretizer
 from dpcore.models.synthesizer import BaseSynthesizer, DataFacts, FitRun, Plan
@@ -151,8 +151,9 @@ class MarginalSynthesizer(BaseSynthesizer):
             except _Stopped:
                 pass
         self.calibration.update(ctx.summary())
-        kinds, ones = {a.name: floor_kind(a) for a in disc.attrs}, ctx.noisy_one_ways() if ctx.measurements else {}
-        self.level_floor = level_floors(ones, kinds, ctx.total) if ones else {}
+        kinds = {a.name: floor_kind(a) for a in disc.attrs}
+        ones = ctx.noisy_one_ways()  # {} when nothing was measured
+        self.level_floor = level_floors(ones, kinds, ctx.total)
         self.missing_scores = missing_scores(ones, kinds)
 
     def _select_and_measure(self, ctx: _Context) -> None:
@@ -208,8 +209,8 @@ class MarginalSynthesizer(BaseSynthesizer):
         import jax.numpy as jnp
 
         self.merged = merged_from_json(meta.get("merged", {}), self.disc, where)
-        self.level_floor = floors_from_json(meta.get("level_floors", {}), self.disc, where)  # {}: saved before it
-        self.missing_scores = missing_from_json(meta.get("missing_scores", {}), self.disc, where)
+        self.level_floor = floors_from_json(meta.get("level_floors", {}), self.disc.attrs, where)  # {}: saved before it
+        self.missing_scores = scores_from_json(meta.get("missing_scores", {}), self.disc.attrs, where)
         domain = mbi.Domain(self.disc.names, compressed_shape(self.disc, self.merged))
         tables = {}
         for i, cl in enumerate(cliques):

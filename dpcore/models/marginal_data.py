@@ -225,7 +225,7 @@ def level_floor_field():
     """`level_floor` of AIM's and MST's configs (see dpcore/models/level_floor.py)."""
     from dpcore.models.params import hparam
 
-    return hparam(True, "generate every level of a category, a flag and the target at least at its 1-way "
+    return hparam(True, "generate every level of a category, a boolean column and the target at least at its 1-way "
                         "noise's share (σ/ñ, at most 1/levels): a level the noise cannot tell from zero is "
                         "not known to be absent (post-processing, no privacy cost)")
 
@@ -236,7 +236,7 @@ def missing_sigmas_field():
 
     return hparam(1.0, "a nullable column whose noisy count of missing rows is under this many noise stds is "
                        "generated complete (0: as the model draws it; a declared schema makes every column "
-                       "nullable, and noise alone would give each 1-5 % missing values)", low=0.0, high=10.0)
+                       "nullable, and noise alone gave complete columns up to ~5 % missing values)", low=0.0, high=10.0)
 
 
 def target_weight_field(default: float, model: str):

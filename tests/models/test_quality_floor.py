@@ -30,7 +30,7 @@ KNOWN = {
     "aim": "AIM on credit never generates Debt's missing flag: ~6 of 1 500 rows, under the noise of its "
            "count, so `missing_sigmas` (1 σ) generates the column complete; `level_floor` does not lift "
            "missing flags (a declared schema makes every column nullable, and noise alone gave complete "
-           "columns 1-5 % missing values: docs/tabular.md)",
+           "columns up to ~5 % missing values: docs/tabular.md)",
     "mst": "MST on credit never generates Assets' missing flag (~15 rows; as AIM)",
 }
 
