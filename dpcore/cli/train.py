@@ -1,4 +1,4 @@
-"""`python -m dpcore train …` and `python -m dpcore sample RUN …`.
+"""`python -m dpcore train …` (what it prints at the end: train_report.py).
 
 Every field of the chosen model's config dataclass is a flag of the same name (underscores →
 dashes), with the field's help text and default. The flags are added only once `train` is the
@@ -137,17 +137,6 @@ def register(sub) -> None:
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_train)
 
-    s = sub.add_parser("sample", help="draw synthetic rows from a trained run",
-                       description="Sample rows from a saved run into .csv, .npz or .png (image grid).")
-    s.add_argument("run", help="run folder")
-    s.add_argument("--n", type=integer, default=1000, help="rows to draw (default 1000)")
-    s.add_argument("--out", required=True, help="output file: .csv, .npz or .png")
-    s.add_argument("--seed", type=integer, default=0, help="sampling seed (default 0)")
-    s.add_argument("--raw", action="store_true",
-                   help="CSV: keep cells that start with = + - @ as they are (by default they are "
-                        "prefixed with ' so spreadsheets do not run them as formulas)")
-    s.add_argument("--json", action="store_true", help="print one JSON object")
-    s.set_defaults(func=cmd_sample)
 
 
 # ----------------------------------------------------------------------------- commands
@@ -212,7 +201,9 @@ def cmd_train(args) -> int:
         finally:
             if bar is not None:
                 bar.close()
-        return _report(args, run, plans[0], time.time() - t0)
+        from dpcore.cli.train_report import report
+
+        return report(args, run, plans[0], time.time() - t0)
 
 
 def train_config(args):
@@ -275,70 +266,6 @@ def check_train_args(args) -> None:
             raise InvalidParameter(f"--{given[0].replace('_', '-')} applies to tables only; {key} is an image set")
 
 
-def _report(args, run, plan, seconds: float) -> int:
-    from dpcore.cli import print_json
-
-    status = run.status()
-    ledger = run.ledger()
-    cfg = run.config
-    out = {"run": str(run.path), "model": cfg.model, "status": status["status"], "epsilon": run.epsilon,
-           "delta": run.delta, "ledger": ledger.to_list(), "seconds": round(seconds, 3),
-           "steps": status.get("step"), "params": cfg.params, "adapted": plan.adapted,
-           **_noise_summary(ledger, run.epsilon)}
-    metrics = run.metrics()
-    if metrics:
-        out["final_losses"] = metrics[-1].get("losses", {})
-    saved = _model_json(run.path)
-    if isinstance(saved.get("config"), dict):  # what trained: auto fields as the run resolved them (from ñ)
-        out["auto"] = {k: saved["config"].get(k) for k, v in cfg.params.items() if v is None
-                       and saved["config"].get(k) is not None}
-        out["params"] = {**cfg.params, **out["auto"]}
-    from dpcore.models import get_model
-    from dpcore.privacy.coverage import run_coverage
-
-    claim = get_model(cfg.model).saved_claim(saved)  # a model's own claim beside the accountant's ε
-    if claim:
-        out["privacy_claim"] = claim
-    out.update(run_coverage(bool(get_model(cfg.model).private),
-                            bool(saved.get("template", {}).get("preprocessing_private", True)),
-                            seeded_noise=out["noise"] == "seeded"))
-    out["warnings"], out["target_check"] = _warnings(run)
-    if args.json:
-        print_json(out)
-    else:
-        eps = "∞" if math.isinf(out["epsilon"]) else f"{out['epsilon']:.4g}"
-        for name, why in plan.adapted.items():
-            print(f"adapted to the data: {name} {why}")
-        print(f"{status['status']}: {run.path} (ε = {eps}, δ = {out['delta']:g}, {seconds:.1f} s; preprocessing "
-              + ("covered by ε)" if out["preprocessing_covered"] else "NOT covered by ε)")
-              + (f"; {NOT_PRIVATE}" if out["noise"] == "seeded" else ""))
-        if claim:
-            print(f"privacy claim: {claim['summary']}")
-        for w in out["warnings"]:
-            print(f"warning: {w}")
-        check = out["target_check"]
-        if check and check["predicts"]:
-            print(check["text"])
-    return 0
-
-
-WARNING_SAMPLE = 5000  # synthetic rows drawn to check a fresh run for a missing class or a flat column
-
-
-def _warnings(run) -> tuple[list[str], dict | None]:
-    """dpcore.evaluate.checks.fit_warnings on a sample of the saved model (none without a model):
-    the columns whose preprocessing is not covered by ε, a class never generated, the columns that
-    collapsed (named), and with a test split whether the rows predict the target (labelled not
-    covered by ε). `evaluate` scores utility in full."""
-    if not run.has_model():
-        return [], None
-    from dpcore.evaluate.checks import fit_warnings
-    from dpcore.report import load_bundle
-
-    bundle = load_bundle(run.path, n_samples=WARNING_SAMPLE)
-    return fit_warnings(bundle.synthetic, bundle.train, bundle.test)
-
-
 def _declared(path, csv) -> dict:
     """types / bounds / categories from a --declare JSON file (one-line errors naming the flag)."""
     import json
@@ -362,18 +289,6 @@ def _declared(path, csv) -> dict:
                                "and optionally \"target\": a column name")
     out = {k: doc[k] for k in keys if doc.get(k)}
     return {**out, "target": target} if target is not None else out
-
-
-from dpcore.privacy.coverage import NOT_PRIVATE  # noqa: E402
-
-
-def _noise_summary(ledger, epsilon: float) -> dict:
-    """{"noise": "secret" | "seeded" | None (no mechanism), "private": bool}: a run whose noise
-    can be re-drawn from its public seed (`reproducible_noise`) is not private, whatever its ε."""
-    if not len(ledger):
-        return {"noise": None, "private": False}
-    seeded = ledger.reproducible_noise
-    return {"noise": "seeded" if seeded else "secret", "private": math.isfinite(epsilon) and not seeded}
 
 
 @contextlib.contextmanager
@@ -400,36 +315,3 @@ def _stop_on_signals(stop: threading.Event):
     finally:
         for sig, h in old.items():
             signal.signal(sig, h)
-
-
-def _model_json(run_path) -> dict:
-    import json
-
-    path = Path(run_path) / "model" / "model.json"
-    try:
-        return json.loads(path.read_text()) if path.is_file() else {}
-    except (OSError, ValueError):
-        return {}
-
-
-def cmd_sample(args) -> int:
-    from dpcore.cli import print_json
-    from dpcore.cli.paths import check_out_file
-    from dpcore.errors import check_int
-    from dpcore.limits import check_samples, check_seed
-    from dpcore.runs import Run
-    from dpcore.runs.export import FORMATS, write_samples
-
-    n = check_samples(check_int("--n", args.n, minimum=1), "--n")
-    check_seed(args.seed)
-    check_out_file(args.out, FORMATS)
-    run = Run.load(args.run)
-    model = run.load_model()
-    data = model.sample(n, seed=args.seed)
-    info = write_samples(data, args.out, raw=args.raw)
-    info.update(run=str(run.path), model=run.config.model, seed=args.seed, epsilon=run.epsilon)
-    if args.json:
-        print_json(info)
-    else:
-        print(f"wrote {info['rows']} rows to {info['path']}")
-    return 0
