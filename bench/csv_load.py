@@ -55,7 +55,7 @@ def long_csv(path: Path, rows: int) -> None:
 def main() -> int:
     from dpcore.data import read_csv
     from dpcore.data.csv import parse_csv
-    from dpcore.data.schema import infer_schema
+    from dpcore.data.infer import infer_schema
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--columns", type=int, default=5000)

@@ -20,8 +20,9 @@ from dpcore.data.conform import conform
 from dpcore.data.dataset import Dataset
 from dpcore.data.dp_bounds import privatise_bounds
 from dpcore.data.encoder import MISSING_MODES, TabularEncoder
+from dpcore.data.infer import declared_kind, infer_schema
 from dpcore.data.profile import text_profile
-from dpcore.data.schema import DEFAULT_MAX_LEVELS, Schema, _is_text, cast_frame, declared_kind, infer_schema, is_missing
+from dpcore.data.schema import DEFAULT_MAX_LEVELS, Schema, _is_text, cast_frame, is_missing
 from dpcore.data.split import row_digests
 from dpcore.errors import DataError, InvalidParameter
 
@@ -273,7 +274,7 @@ def dataset_from_frame(frame: pd.DataFrame, *, name: str = "table", target: str 
                        undeclared: str = "data", bounds_noise_multiplier: float = 10.0, seed: int | None = None,
                        meta: dict | None = None, max_rows: int | None = None, max_columns: int | None = None
                        ) -> Dataset:
-    """Check, type, encode a table. With no `schema`, one is inferred (`dpcore.data.schema.infer_schema`:
+    """Check, type, encode a table. With no `schema`, one is inferred (`dpcore.data.infer.infer_schema`:
     declared kinds, `bounds` and `categories` are public; the rest is data-derived and marks the
     Dataset `preprocessing_private=False`). Declared columns are fitted row by row into their
     domain (`dpcore.data.conform`), so one row never changes what is published.

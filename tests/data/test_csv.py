@@ -182,7 +182,7 @@ def test_row_and_column_caps_say_how_to_raise_them(tmp_path, monkeypatch):
 
 def test_wide_text_table_inference_matches_the_column_by_column_path():
     """The vectorised profile gives the kinds and bounds the per-column guess gives."""
-    from dpcore.data.schema import infer_kind, infer_schema
+    from dpcore.data.infer import infer_kind, infer_schema
 
     rng = np.random.default_rng(0)
     frame = pd.DataFrame({
