@@ -109,8 +109,8 @@ def load_model(directory, template=None):
 
 # The built-in models, in the order the pages list them. P3GM and its noise-free twin PGM, P3GM-AE.
 register_model("p3gm", "dpcore.models.p3gm:P3GM")
-register_model("pgm", "dpcore.models.p3gm:PGM")
-register_model("p3gm-ae", "dpcore.models.p3gm:P3GMAE")
+register_model("pgm", "dpcore.models.p3gm_variants:PGM")
+register_model("p3gm-ae", "dpcore.models.p3gm_variants:P3GMAE")
 # The VAE and its DP-SGD version.
 register_model("vae", "dpcore.models.vae:VAE")
 register_model("dp-vae", "dpcore.models.vae:DPVAE")

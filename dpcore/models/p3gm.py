@@ -1,4 +1,4 @@
-"""P3GM (Takagi et al., ICDE 2021) and its variants PGM (no noise) and P3GM-AE (no encoder variance).
+"""P3GM (Takagi et al., ICDE 2021); its variants PGM and P3GM-AE are in p3gm_variants.py.
 
 Why the phases: a VAE trained end to end with DP-SGD spends its whole budget on a hard, noisy
 optimisation. P3GM fixes the encoder mean to a DP-PCA projection and the prior to a DP-EM mixture
@@ -44,9 +44,7 @@ from dpcore.models.p3gm_config import (  # noqa: F401 (re-exported)
     IMAGE_SCHEDULE,
     IMAGE_SCHEDULE_ROWS,
     PCA_DIM,
-    P3GMAEConfig,
     P3GMConfig,
-    PGMConfig,
 )
 from dpcore.models.rows import image_pool_matrix, pooled_width, split_output
 from dpcore.models.synthesizer import DataFacts, FitRun, Plan
@@ -440,24 +438,3 @@ class P3GM(NeuralSynthesizer):
         self.code_radius = as_float(meta["code_radius"])
         self.mean_clip = as_float(meta.get("mean_clip", 1.0))
 
-
-class PGM(P3GM):
-    """PGM: P3GM's pipeline without noise (exact PCA, plain EM, plain SGD); ε = ∞."""
-
-    name = "pgm"
-    label = "PGM (ε = ∞)"
-    description = "PGM: P3GM without noise (ε = ∞) — the non-private ceiling of the same architecture."
-    config_class = PGMConfig
-    private = False
-    role = "ceiling"
-    ceiling_of = "p3gm"
-
-
-class P3GMAE(P3GM):
-    """P3GM-AE: encoder variance fixed at 0 — the decoder learns from the clipped PCA codes alone."""
-
-    name = "p3gm-ae"
-    label = "P3GM-AE"
-    description = "P3GM-AE: P3GM with a deterministic encoder (the PCA code itself); only the decoder learns."
-    config_class = P3GMAEConfig
-    variational = False
