@@ -36,6 +36,10 @@ STEPS, CLIP, RATE = 10, 1.0, 4.0
 COLUMNS = ("own scores AUC", "drawn labels AUC LR", "drawn labels AUC GB", "cut labels AUC LR", "cut labels AUC GB")
 
 
+def sigmoid(z: np.ndarray) -> np.ndarray:
+    return 0.5 * (1.0 + np.tanh(0.5 * z))  # no overflow for large |z|
+
+
 def with_bias(x: np.ndarray) -> np.ndarray:
     return np.hstack([x.astype(np.float64), np.ones((len(x), 1))])
 
@@ -48,7 +52,7 @@ def dp_logistic(x: np.ndarray, y: np.ndarray, rho: float, rng: np.random.Generat
     sigma = math.sqrt(steps / (2.0 * rho))
     w = np.zeros(d)
     for _ in range(steps):
-        grad = (1.0 / (1.0 + np.exp(-x @ w)) - y)[:, None] * x
+        grad = (sigmoid(x @ w) - y)[:, None] * x
         grad /= np.maximum(1.0, np.linalg.norm(grad, axis=1, keepdims=True) / clip)
         w -= rate * (grad.sum(axis=0) + rng.normal(0.0, sigma * clip, d)) / n
     return w
@@ -69,7 +73,7 @@ def measure(train, test, rho: float, draws: int) -> dict:
         rng = np.random.default_rng(r)
         w = dp_logistic(x, y, rho, rng)
         score = x @ w
-        drawn = (rng.random(len(x)) < 1.0 / (1.0 + np.exp(-score))).astype(np.int64)
+        drawn = (rng.random(len(x)) < sigmoid(score)).astype(np.int64)
         cut = (score > np.quantile(score, 1.0 - y.mean())).astype(np.int64)
         row = [auc(yt, xt @ w)]
         for labels in (drawn, cut):
