@@ -138,7 +138,6 @@ def register(sub) -> None:
     p.set_defaults(func=cmd_train)
 
 
-
 # ----------------------------------------------------------------------------- commands
 def _params(args) -> dict:
     return {k[len(PARAM_PREFIX):]: v for k, v in vars(args).items() if k.startswith(PARAM_PREFIX)}

@@ -3,11 +3,10 @@ preprocessing, a model's own privacy claim, and the warnings a fresh run's sampl
 never generated, a collapsed column, whether the rows predict the target)."""
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
-from dpcore.privacy.coverage import NOT_PRIVATE
+from dpcore.privacy.coverage import NOT_PRIVATE, run_coverage
 
 
 def report(args, run, plan, seconds: float) -> int:
@@ -30,7 +29,6 @@ def report(args, run, plan, seconds: float) -> int:
                        and saved["config"].get(k) is not None}
         out["params"] = {**cfg.params, **out["auto"]}
     from dpcore.models import get_model
-    from dpcore.privacy.coverage import run_coverage
 
     claim = get_model(cfg.model).saved_claim(saved)  # a model's own claim beside the accountant's ε
     if claim:
@@ -85,8 +83,13 @@ def noise_summary(ledger, epsilon: float) -> dict:
 
 
 def model_json(run_path) -> dict:
-    path = Path(run_path) / "model" / "model.json"
+    """The run's model.json through the run files' size- and depth-limited reader; {} when there is
+    none or it cannot be read (the report then leaves out what it would have said from it)."""
+    from dpcore.errors import RunError
+    from dpcore.files import MAX_MODEL_JSON_BYTES, read_json
+
     try:
-        return json.loads(path.read_text()) if path.is_file() else {}
-    except (OSError, ValueError):
+        meta = read_json(Path(run_path) / "model" / "model.json", max_bytes=MAX_MODEL_JSON_BYTES, default={})
+    except RunError:
         return {}
+    return meta if isinstance(meta, dict) else {}

@@ -437,4 +437,3 @@ class P3GM(NeuralSynthesizer):
         self.projection = tensors["pca.projection"].numpy() if "pca.projection" in tensors else None
         self.code_radius = as_float(meta["code_radius"])
         self.mean_clip = as_float(meta.get("mean_clip", 1.0))
-
