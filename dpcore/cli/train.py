@@ -47,7 +47,8 @@ def add_config_flags(parser: argparse.ArgumentParser, config_cls, seen: set[str]
             continue
         seen.add(p.name)
         auto = f"; None = adapted to the data, {p.auto} when it fits" if p.auto is not None else ""
-        text = f"{p.help} (default: {p.default}{auto})"
+        # argparse formats help with %: a declared "~5 %" would end `--help` in a traceback
+        text = f"{p.help} (default: {p.default}{auto})".replace("%", "%%")
         flag = "--" + p.name.replace("_", "-")
         if p.base is bool:
             group.add_argument(flag, dest=PARAM_PREFIX + p.name, action=argparse.BooleanOptionalAction,
