@@ -343,7 +343,8 @@ class GSWGAN(BaseSynthesizer):
             step += 1
             stats["generator"] = float(losses.mean())
             check_finite(stats["generator"], "gan", step)
-            prog.event("gan", stats, epoch=step * B / n)
+            # no epoch: step·B/n would log the exact n, and GS-WGAN releases no noisy count ñ
+            prog.event("gan", stats)
         self.calibration["steps_done"] = step
         self.generator.eval()
 

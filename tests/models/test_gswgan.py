@@ -228,3 +228,18 @@ def test_same_seed_secret_runs_differ_and_debug_runs_repeat(digits):
     assert not np.array_equal(rows[0], rows[1])
     np.testing.assert_array_equal(rows[2], rows[3])
     assert [m.privacy_ledger().reproducible_noise for m in fit] == [False, False, True, True]
+
+
+def test_the_training_log_does_not_depend_on_the_row_count(digits):
+    """Issue 41: the log said epoch step·B/n (32/365 vs 32/363), the exact n of a model that releases
+    no noisy count. Neighbouring sizes now log the same events, raw critic losses aside."""
+    train, _ = digits
+    logs, calibrations = [], []
+    for n in (363, 364):
+        model = GSWGAN(GSWGANConfig(**TINY))
+        events = []
+        model.fit(train.subset(np.arange(n)), PrivacyBudget(5.0, 1e-5), callback=events.append)
+        logs.append([{k: v for k, v in e.to_dict().items() if k != "losses"} for e in events])
+        calibrations.append(model.calibration)
+    assert logs[0] == logs[1] and len(logs[0]) == TINY["warmup_steps"] + TINY["steps"]
+    assert calibrations[0] == calibrations[1]
