@@ -273,10 +273,10 @@ if st.button("Start sweep", type="primary", icon=":material/play_arrow:", key="r
         train, _ = ui.load_data(choice)
         from dpcore.ui.sweep import fit_to_data
 
-        fitted, changed = fit_to_data(sweep_model, base, train)
+        fitted, changed = fit_to_data(sweep_model, base, train, public_rows=ui.public_size(choice, train.n))
         if changed:
             st.session_state["runs.sweep_note"] = "Adjusted to this dataset: " + "; ".join(changed)
-        params = {"delta": ui.default_delta(train.n), **fitted}
+        params = {"delta": ui.default_delta(), **fitted}
         configs = [RunConfig(model=sweep_model, data=data_cfg, params={**params, "epsilon": float(e)})
                    for e in sorted(grid)]
         if in_class:

@@ -72,7 +72,8 @@ def sweep_panel() -> None:
             choice = ui.data_choice()
             data = {k: v for k, v in choice.items() if k in ui.data_config_fields()}
             train, _ = ui.load_data(choice)
-            start_sweep(model, grid_text, seeds, backend, data, fit_to_data(model, ui.remembered_params(model), train)[0])
+            fitted = fit_to_data(model, ui.remembered_params(model), train, public_rows=ui.public_size(choice, train.n))
+            start_sweep(model, grid_text, seeds, backend, data, fitted[0])
             st.rerun()
         except DPCoreError as exc:
             st.error(md(exc), icon=":material/error:")
@@ -132,13 +133,16 @@ def _views() -> None:
                    icon=":material/warning:")
 
 
-def fit_to_data(model: str, params: dict, train) -> tuple[dict, list[str]]:
+def fit_to_data(model: str, params: dict, train, *, public_rows: int | None) -> tuple[dict, list[str]]:
     """The Train page's remembered settings adjusted to the active dataset, with what changed.
 
     Why: the settings were remembered on whatever dataset the Train page had then; a PCA dimension
     or a batch size chosen for Fashion-MNIST does not fit an 8-column table. Clamped like the Train
-    page's widgets: pca_dim to the model's columns (features + one-hot label); a batch_size not
-    below the rows becomes auto (each run resolves it from its released noisy count ñ).
+    page's widgets: pca_dim to the model's columns (features + one-hot label, from the schema); a
+    batch_size not below `public_rows` becomes auto. `public_rows` is a built-in's training-row count
+    (`ui.public_size`, a public fact) or None for a file: a file's exact n must not decide a setting
+    the runs publish (batch 300 at n = 301, auto at 300), so its batch is left as chosen: one not
+    below the rows is refused by the plan, to the data owner, before any run folder exists.
     """
     from dpcore.models import get_model
     from dpcore.ui.forms import config_fields
@@ -152,8 +156,7 @@ def fit_to_data(model: str, params: dict, train) -> tuple[dict, list[str]]:
     if out.get("pca_dim") is not None and int(out["pca_dim"]) > top:  # None: the plan adapts it
         changed.append(f"pca_dim {out['pca_dim']} → {top} (this dataset has {width} model columns)")
         out["pca_dim"] = top
-    if out.get("batch_size") is not None and int(out["batch_size"]) >= train.n:
-        # auto, resolved by each run from its released ñ (a batch of n//4 would publish n)
+    if public_rows is not None and out.get("batch_size") is not None and int(out["batch_size"]) >= public_rows:
         changed.append(f"batch_size {out['batch_size']} → auto (this dataset has fewer training rows)")
         out["batch_size"] = None
     return out, changed

@@ -114,11 +114,11 @@ def test_warnings_name_a_missing_class_a_collapsed_column_and_chance_utility():
 def test_sweep_settings_from_another_dataset_are_fitted_to_the_active_one():
     from dpcore.ui.sweep import fit_to_data
 
-    small = _ds(n=100, d=8)  # 8 features + 2 label classes
-    params, changed = fit_to_data("p3gm", {"pca_dim": 30, "batch_size": 300, "epochs": 2}, small)
+    small = _ds(n=100, d=8)  # 8 features + 2 label classes; a built-in's size (public)
+    params, changed = fit_to_data("p3gm", {"pca_dim": 30, "batch_size": 300, "epochs": 2}, small, public_rows=100)
     assert params["pca_dim"] == 10 and params["batch_size"] is None and params["epochs"] == 2  # auto: from ñ
     assert len(changed) == 2
-    fresh, _ = fit_to_data("p3gm", {}, small)  # never opened the Train page: defaults, fitted
+    fresh, _ = fit_to_data("p3gm", {}, small, public_rows=100)  # never opened the Train page: defaults, fitted
     assert fresh["pca_dim"] == 10 and fresh.get("batch_size") is None
 
 
