@@ -9,6 +9,8 @@ an error that hides the editor.
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 
@@ -31,8 +33,7 @@ def target_problem(frame: pd.DataFrame, target: str | None) -> str | None:
     """Why `target` cannot be the label to predict (None when it can)."""
     if target is None:
         return None
-    values = frame[target].astype("str").str.strip()
-    levels = values[values != ""].nunique()
+    levels = _classes(frame[target])
     if levels < 2:
         return f"target column {target!r} has {levels} class{'es' if levels != 1 else ''}; it needs at least two"
     if levels > MAX_TARGET_CLASSES:
@@ -41,12 +42,34 @@ def target_problem(frame: pd.DataFrame, target: str | None) -> str | None:
     return None
 
 
+# Names that say "the label to predict": the generic ones of ML exports, and the yes/no outcomes
+# of the tables people bring (a loan's deny/approved/default, churn, HR attrition, fraud, a
+# hospital's readmitted, survived). A name matches whole or as its last word (loan_default, is_fraud).
+TARGET_NAMES = frozenset({"target", "label", "class", "outcome", "y", "response", "deny", "denied",
+                          "approved", "default", "churn", "attrition", "fraud", "readmitted", "survived"})
+
+
+def _named_like_target(name) -> bool:
+    words = [w for w in re.split(r"[^a-z0-9]+", str(name).strip().lower()) if w]
+    return bool(words) and ("".join(words) in TARGET_NAMES or (len(words) > 1 and words[-1] in TARGET_NAMES))
+
+
 def guess_target(frame: pd.DataFrame) -> str | None:
-    """The column the page proposes as target: one named like a label, else the last column that can
-    be one (2 to MAX_TARGET_CLASSES classes), else none."""
+    """The column the page proposes as target, among those that can be one (2 to MAX_TARGET_CLASSES
+    classes): the last one named like a target (TARGET_NAMES), else the last with two classes (an
+    outcome is most often yes/no), else the last usable one, else none.
+
+    Why not simply the last column: exports put the outcome anywhere; a mortgage table ending in
+    `property_type` had its target `deny` in the middle (issue 40)."""
     usable = [c for c in frame.columns if target_problem(frame, c) is None]
-    named = [c for c in usable if str(c).strip().lower() in ("target", "label", "class", "y", "outcome")]
-    return (named or usable or [None])[-1]
+    named = [c for c in usable if _named_like_target(c)]
+    binary = [c for c in usable if _classes(frame[c]) == 2]
+    return (named or binary or usable or [None])[-1]
+
+
+def _classes(values: pd.Series) -> int:
+    text = values.astype("str").str.strip()
+    return int(text[text != ""].nunique())
 
 
 def schema_rows(frame: pd.DataFrame, target: str | None) -> pd.DataFrame:

@@ -132,6 +132,31 @@ def test_targets_are_classes_and_the_guess_is_a_usable_one():
     assert guess_target(frame[["bmi", "admit_date"]]) is None
 
 
+def mortgage_frame(n=400, seed=0) -> pd.DataFrame:
+    """The shape of issue 40's table: the target `deny` in the middle, a yes/no column before it,
+    a money column with many zeros, a date, gaps, and a 3-level category as the last column."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({
+        "loan_amount": rng.integers(50, 900, n), "self_employed": rng.choice(["yes", "no"], n),
+        "debt_income": rng.normal(0.3, 0.1, n).round(3), "co_income": np.where(rng.random(n) < 0.6, 0, 4000),
+        "applied": (np.datetime64("2020-01-01") + rng.integers(0, 500, n)).astype(str),
+        "deny": rng.choice(["yes", "no"], n, p=[0.12, 0.88]),
+        "black": rng.choice(["yes", "no", None], n), "property_type": rng.choice(["1", "2", "3"], n)})
+
+
+def test_the_target_guess_prefers_a_target_name_then_a_binary_column_over_the_last_column():
+    frame = mortgage_frame()
+    assert guess_target(frame) == "deny"  # before issue 40: property_type, the last column
+    assert guess_target(frame.rename(columns={"deny": "loan_default"})) == "loan_default"  # last word
+    unnamed = frame.rename(columns={"deny": "d"}).drop(columns=["black"])
+    assert guess_target(unnamed) == "d"  # no target name: the last yes/no column, not property_type
+    assert guess_target(frame.rename(columns={"deny": "denial"}).drop(columns=["black", "self_employed"])) \
+        == "denial"  # the only binary column
+    assert guess_target(frame[["loan_amount", "property_type"]]) == "property_type"  # else the last usable
+
+
 def test_declared_date_bounds_are_day_numbers_the_table_is_read_with():
     frame = _frame()
     rows = schema_rows(frame, "target")
