@@ -123,6 +123,7 @@ def _bounds_mode(frame, edited, target, current: dict, digest: str) -> tuple[str
 
 
 def _csv_form(current: dict) -> dict | None:
+    from dpcore.data.dates import FORMATS as DATE_FORMATS
     from dpcore.ui.schema_editor import (
         EDITOR_KINDS,
         ESTIMATE,
@@ -168,8 +169,8 @@ def _csv_form(current: dict) -> dict | None:
         return None
     st.markdown("**Schema** — edit kinds, drop columns, and **declare bounds** where a range is public "
                 "knowledge (age 0 to 120, dates as YYYY-MM-DD): declared bounds cost no ε. Tick **public** "
-                "when a category list is public too. The note shows each column's range in the rows, for "
-                "you only.")
+                "when a category list is public too; check each date column's **format**. The note shows "
+                "each column's range in the rows, for you only.")
     rows = schema_rows(frame, target)
     edited = st.data_editor(
         rows, key=f"data.schema.{digest}.{target}", hide_index=True, width="stretch",
@@ -177,6 +178,10 @@ def _csv_form(current: dict) -> dict | None:
         column_config={
             "kind": st.column_config.SelectboxColumn("kind", options=list(EDITOR_KINDS), required=True,
                                                      help="drop: leave the column out of the table"),
+            "format": st.column_config.SelectboxColumn("format", options=list(DATE_FORMATS),
+                                                       help="A date column's format, as your file writes it "
+                                                            "(proposed from the rows: confirm it). A cell "
+                                                            "not in this format counts as missing."),
             "lower": st.column_config.TextColumn("lower", help="Public lower bound (a number, or a date as "
                                                  "YYYY-MM-DD); empty: not declared"),
             "upper": st.column_config.TextColumn("upper", help="Public upper bound (a number, or a date as "

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 # The table options `fit` passes to `dataset_from_frame` (everything else is a model setting).
-FRAME_OPTIONS = ("types", "bounds", "categories", "nullable", "missing", "undeclared", "max_levels")
+FRAME_OPTIONS = ("types", "bounds", "categories", "date_formats", "nullable", "missing", "undeclared", "max_levels")
 
 
 def fit(data, model: str = "p3gm", *, target: str | None = None, schema=None, epsilon: float | None = None,
@@ -23,7 +23,7 @@ def fit(data, model: str = "p3gm", *, target: str | None = None, schema=None, ep
     """Train registered model `model` on `data` and return it fitted.
 
     data: a pandas DataFrame (encoded with `schema`, or a schema inferred from the rows: declare
-    `bounds`/`categories`/`types` to keep the preprocessing covered by ε, see
+    `bounds`/`categories`/`types`/`date_formats` to keep the preprocessing covered by ε, see
     `dpcore.data.dataset_from_frame`) or a `dpcore.data.Dataset`. target: the label column.
     epsilon, delta and `settings` are the model's config fields (`dpcore.models.config_class(model)`);
     a field left out takes the model's default, resolved by its plan. callback(event) streams one

@@ -121,8 +121,8 @@ def register(sub) -> None:
     src.add_argument("--outlier", action="store_true", help="add one all-white image to the training rows")
     src.add_argument("--schema", "--declare", dest="declare", metavar="SCHEMA.json",
                      help='the public schema of --data: {"types": {col: kind}, "bounds": {col: [lo, hi]}, '
-                          '"categories": {col: [levels]}, "target": col}; declared columns are covered by ε '
-                          '(--declare is the old name)')
+                          '"categories": {col: [levels]}, "date_formats": {col: "%%d/%%m/%%Y"}, "target": col}; '
+                          'declared columns are covered by ε (a date\'s format too; --declare is the old name)')
     src.add_argument("--bounds", choices=("data", "dp"), default="data",
                      help="bounds of --data columns whose bounds are not declared: 'data' reads min/max off "
                           "the rows (preprocessing not covered by ε), 'dp' estimates them with a ledgered "
@@ -267,7 +267,7 @@ def check_train_args(args) -> None:
 
 
 def _declared(path, csv) -> dict:
-    """types / bounds / categories from a --declare JSON file (one-line errors naming the flag)."""
+    """types / bounds / categories / date_formats from a --declare JSON file (one-line errors naming the flag)."""
     import json
 
     from dpcore.errors import InvalidParameter
@@ -280,12 +280,12 @@ def _declared(path, csv) -> dict:
         doc = json.loads(Path(path).read_text())
     except (OSError, ValueError) as exc:
         raise InvalidParameter(f"--schema {path}: cannot read it as JSON ({exc})") from None
-    keys = ("types", "bounds", "categories")
+    keys = ("types", "bounds", "categories", "date_formats")
     target = doc.pop("target", None) if isinstance(doc, dict) else None
     if (not isinstance(doc, dict) or set(doc) - set(keys) or not all(isinstance(doc[k], dict) for k in doc)
             or not (target is None or isinstance(target, str))):
         raise InvalidParameter(f"--schema {path} must be a JSON object with keys among {', '.join(keys)}, "
-                               "each mapping column names to a kind, [lower, upper] or a list of levels, "
+                               "each mapping column names to a kind, [lower, upper], a list of levels or a date format, "
                                "and optionally \"target\": a column name")
     out = {k: doc[k] for k in keys if doc.get(k)}
     return {**out, "target": target} if target is not None else out

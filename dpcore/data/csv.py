@@ -18,6 +18,7 @@ import pandas as pd
 
 from dpcore.data.conform import conform
 from dpcore.data.dataset import Dataset
+from dpcore.data.dates import dates_as_numbers, with_date_formats
 from dpcore.data.dp_bounds import privatise_bounds
 from dpcore.data.encoder import MISSING_MODES, TabularEncoder
 from dpcore.data.infer import declared_kind, infer_schema
@@ -225,55 +226,13 @@ def check_table(frame: pd.DataFrame, *, target: str | None = None, declared: set
             raise DataError(f"column {name!r} is constant (every value is {col.iloc[0]!r}); drop it")
 
 
-def dates_as_numbers(frame: pd.DataFrame, *, schema: Schema | None, types: dict | None, bounds: dict | None,
-                     categories: dict | None, target: str | None) -> tuple[pd.DataFrame, dict | None, dict]:
-    """Date columns read as day numbers (dpcore.data.dates): those of `schema`, those declared
-    types[col] = "date", and undeclared text columns whose values are dates. Returns the frame, the
-    types with "date" replaced by the numeric kind the days take, and {column: format}."""
-    from dpcore.data.dates import date_format, days_as_text, has_time
-
-    types = dict(types or {})
-    if schema is not None:
-        formats = {c.name: c.date_format for c in schema.columns if c.date_format and c.name in frame.columns}
-    else:
-        formats = {}
-        for col in frame.columns:
-            declared = types.get(col)
-            if col == target or (col in (bounds or {}) and declared != "date") or col in (categories or {}):
-                continue  # a date column's declared bounds are day numbers (the editor converts them)
-            if declared not in (None, "date"):
-                continue
-            fmt = date_format(frame[col]) if _is_text(frame[col]) else None
-            if declared == "date" and fmt is None:
-                raise DataError(f"column {col!r} is declared a date, but its values are not dates in one "
-                                "format (e.g. 2024-03-01, 01/03/2024, 2024-03-01 14:30:00)")
-            if fmt is not None:
-                formats[col] = fmt
-                if declared == "date":
-                    types[col] = "numeric" if has_time(fmt) else "integer"
-    if not formats:
-        return frame, (types or None), {}
-    frame = frame.copy()
-    for col, fmt in formats.items():
-        frame[col] = days_as_text(frame[col], fmt)
-    return frame, (types or None), formats
-
-
-def with_date_formats(schema: Schema, formats: dict) -> Schema:
-    from dataclasses import replace
-
-    columns = [replace(c, date_format=formats[c.name], decimals=None if c.kind == "integer" else c.decimals)
-               if c.name in formats and c.kind in ("numeric", "integer") else c for c in schema.columns]
-    return replace(schema, columns=columns)
-
-
 def dataset_from_frame(frame: pd.DataFrame, *, name: str = "table", target: str | None = None,
                        schema: Schema | None = None, types: dict | None = None,
                        bounds: dict | None = None, categories: dict | None = None, nullable: dict | None = None,
                        missing: str = "indicator", max_levels: int = DEFAULT_MAX_LEVELS,
                        undeclared: str = "data", bounds_noise_multiplier: float = 10.0, seed: int | None = None,
-                       meta: dict | None = None, max_rows: int | None = None, max_columns: int | None = None
-                       ) -> Dataset:
+                       meta: dict | None = None, max_rows: int | None = None, max_columns: int | None = None,
+                       date_formats: dict | None = None) -> Dataset:
     """Check, type, encode a table. With no `schema`, one is inferred (`dpcore.data.infer.infer_schema`:
     declared kinds, `bounds` and `categories` are public; the rest is data-derived and marks the
     Dataset `preprocessing_private=False`). Declared columns are fitted row by row into their
@@ -283,14 +242,20 @@ def dataset_from_frame(frame: pd.DataFrame, *, name: str = "table", target: str 
     whose kind is declared, from a noisy histogram, `dpcore.data.dp_bounds`; its ledger record
     lands in meta["privacy_records"], which every model's ledger starts with). Category lists are
     never privatised: declare them.
+
+    date_formats: {column: format} declares date columns with their format (one of
+    dpcore.data.dates.FORMATS): a cell that does not parse in it is missing. A date column without a
+    declared format has its format read off the rows, and origin "data" (dpcore.data.dates).
+    Each row's identity for a keyed split is computed from its cells as written, before any of this.
     """
     if missing not in MISSING_MODES:
         raise InvalidParameter(f"missing must be one of {MISSING_MODES}, got {missing!r}")
     if undeclared not in UNDECLARED_MODES:
         raise InvalidParameter(f"undeclared must be one of {UNDECLARED_MODES}, got {undeclared!r}")
     check_shape(*frame.shape, max_rows=max_rows, max_columns=max_columns)
-    frame, types, date_formats = dates_as_numbers(frame, schema=schema, types=types, bounds=bounds,
-                                                  categories=categories, target=target)
+    row_ids = row_digests(frame)  # each row's identity for a keyed split: its cells as written
+    frame, types, formats, read = dates_as_numbers(frame, schema=schema, types=types, bounds=bounds,
+                                                   categories=categories, target=target, date_formats=date_formats)
     if schema is not None:
         target = schema.target if target is None else target
         if target != schema.target:
@@ -302,9 +267,8 @@ def dataset_from_frame(frame: pd.DataFrame, *, name: str = "table", target: str 
     if schema is None:
         schema = infer_schema(frame, target=target, types=types, bounds=bounds, categories=categories,
                               nullable=nullable, max_levels=max_levels)
-        if date_formats:
-            schema = with_date_formats(schema, date_formats)
-    row_ids = row_digests(frame)  # each row's identity for a keyed split (before columns are narrowed)
+        if formats:
+            schema = with_date_formats(schema, formats)
     frame = frame[[c for c in schema.names if c in frame.columns]]
     records = []
     if undeclared == "dp":
@@ -314,6 +278,8 @@ def dataset_from_frame(frame: pd.DataFrame, *, name: str = "table", target: str 
         schema, record = privatise_bounds(frame, schema, noise_multiplier=bounds_noise_multiplier, seed=seed,
                                           columns=todo)
         records = [record] if record else []
+    if read:  # a format read off the rows: not covered, whatever the bounds (after the DP ones)
+        schema = with_date_formats(schema, formats, read)
     public = [c.name for c in schema.feature_columns if not c.data_derived and c.name in frame.columns]
     canon = cast_frame(conform(frame, schema, public), schema)
     encoder = TabularEncoder(schema, missing=missing)
@@ -330,7 +296,7 @@ def read_csv(source: Any, *, target: str | None = None, delimiter: str = ",", ty
              max_levels: int = DEFAULT_MAX_LEVELS, max_bytes: int = DEFAULT_MAX_BYTES,
              undeclared: str = "data", bounds_noise_multiplier: float = 10.0, seed: int | None = None,
              name: str | None = None, nullable: dict | None = None, max_rows: int | None = None,
-             max_columns: int | None = None) -> Dataset:
+             max_columns: int | None = None, date_formats: dict | None = None) -> Dataset:
     """A CSV file (path, bytes or upload) → Dataset.
 
     types: {column: "numeric"|"integer"|"categorical"|"boolean"} declares kinds (else guessed from
@@ -347,6 +313,8 @@ def read_csv(source: Any, *, target: str | None = None, delimiter: str = ",", ty
     missing: "indicator" (a 0/1 column per nullable column) or "category" (an extra one-hot level
         for nullable categorical columns).
     drop: columns to ignore (identifiers, free text).
+    date_formats: {column: format} declares date columns and their format (else read off the rows:
+        not covered by ε; see dataset_from_frame).
     """
     frame = parse_csv(source, delimiter=delimiter, max_bytes=max_bytes, max_rows=max_rows, max_columns=max_columns,
                       name=name)
@@ -359,6 +327,6 @@ def read_csv(source: Any, *, target: str | None = None, delimiter: str = ",", ty
                      Path(str(getattr(source, "name", "uploaded.csv"))).name)
     return dataset_from_frame(frame, name=label, target=target, schema=schema, types=types, bounds=bounds,
                               categories=categories, nullable=nullable, missing=missing, max_levels=max_levels,
-                              max_rows=max_rows, max_columns=max_columns,
+                              max_rows=max_rows, max_columns=max_columns, date_formats=date_formats,
                               undeclared=undeclared, bounds_noise_multiplier=bounds_noise_multiplier, seed=seed,
                               meta={"source": label, "delimiter": delimiter})

@@ -7,8 +7,13 @@ as days since 1970-01-01 (fractional for times), keeps its format on its ColumnS
 a numeric column's treatment everywhere: bounds declared, DP-estimated or read off the rows (with
 the same "not covered by ε" label), and every model — neural or marginal — takes it unchanged.
 
-A column counts as dates when nearly all of its non-missing values parse in one of FORMATS; the
-format is inferred from the column's values, never from a single row.
+A declared date column carries its format (`date_formats={col: fmt}`, the schema editor's
+"format" cell, a saved schema's `date_format`): the rows then never choose it, and a cell that does
+not parse in it is missing, like any value a declared column cannot hold (dpcore.data.conform).
+Otherwise inference only proposes one: a column counts as dates when nearly all of its non-missing
+values parse in one of FORMATS, and a format read so is a statistic of the rows (one adversarial
+row, 01/25/2024 among 300 day-first dates, flips %d/%m/%Y to %m/%d/%Y), so its column has origin
+"data" ("preprocessing not covered by ε") whatever its bounds.
 """
 from __future__ import annotations
 
@@ -80,3 +85,79 @@ def from_days(days: np.ndarray, fmt: str) -> np.ndarray:
         stamps = pd.to_datetime(seconds, unit="s")
         out[ok] = np.asarray(stamps.strftime(fmt), dtype=object)
     return out
+
+
+def check_formats(date_formats: dict | None, columns, *, target: str | None, types: dict,
+                  categories: dict) -> dict:
+    """The declared {column: format}, validated against the allow-list (one-line InvalidParameter)."""
+    from dpcore.errors import InvalidParameter
+
+    if date_formats is None:
+        return {}
+    if not isinstance(date_formats, dict):
+        raise InvalidParameter(f"date_formats must map column names to formats, got {type(date_formats).__name__}")
+    unknown = [c for c in date_formats if c not in columns]
+    if unknown:
+        raise InvalidParameter(f"date_formats names unknown column(s): {', '.join(map(str, unknown))}")
+    for col, fmt in date_formats.items():
+        if fmt not in FORMATS:
+            raise InvalidParameter(f"date format of column {col!r} must be one of {', '.join(FORMATS)}; got {fmt!r}")
+        if col == target:
+            raise InvalidParameter(f"the target column {col!r} is a class, not a date")
+        if types.get(col) not in (None, "date") or col in categories:
+            raise InvalidParameter(f"column {col!r} has a date format and is declared {types.get(col) or 'categorical'}")
+    return dict(date_formats)
+
+
+def dates_as_numbers(frame: pd.DataFrame, *, schema, types: dict | None, bounds: dict | None,
+                     categories: dict | None, target: str | None, date_formats: dict | None = None
+                     ) -> tuple[pd.DataFrame, dict | None, dict, set]:
+    """Date columns read as day numbers: those of `schema`, those with a declared format, those
+    declared types[col] = "date" and undeclared text columns whose values are dates (formats read
+    off the rows). Returns the frame, the types with "date" replaced by the numeric kind the days
+    take, {column: format}, and the columns whose format was read off the rows."""
+    from dpcore.data.schema import _is_text
+    from dpcore.errors import DataError
+
+    types = dict(types or {})
+    read: set = set()
+    if schema is not None:
+        formats = {c.name: c.date_format for c in schema.columns if c.date_format and c.name in frame.columns}
+    else:
+        formats = check_formats(date_formats, frame.columns, target=target, types=types,
+                                categories=categories or {})
+        for col, fmt in formats.items():
+            types[col] = "numeric" if has_time(fmt) else "integer"
+        for col in frame.columns:
+            declared = types.get(col)
+            if col in formats or col == target or col in (categories or {}):
+                continue
+            if (col in (bounds or {}) and declared != "date") or declared not in (None, "date"):
+                continue  # a date column's declared bounds are day numbers (the editor converts them)
+            fmt = date_format(frame[col]) if _is_text(frame[col]) else None
+            if declared == "date" and fmt is None:
+                raise DataError(f"column {col!r} is declared a date, but its values are not dates in one "
+                                "format (e.g. 2024-03-01, 01/03/2024, 2024-03-01 14:30:00); declare its "
+                                "format (date_formats)")
+            if fmt is not None:
+                formats[col] = fmt
+                read.add(col)
+                if declared == "date":
+                    types[col] = "numeric" if has_time(fmt) else "integer"
+    if not formats:
+        return frame, (types or None), {}, read
+    frame = frame.copy()
+    for col, fmt in formats.items():
+        frame[col] = days_as_text(frame[col], fmt)
+    return frame, (types or None), formats, read
+
+
+def with_date_formats(schema, formats: dict, read: set = frozenset()):
+    """`schema` with each date column's format; a column in `read` (format read off the rows) gets
+    origin "data" (not covered by ε) whatever its bounds: apply it after any DP bounds."""
+    from dataclasses import replace
+
+    columns = [replace(c, date_format=formats[c.name], decimals=None if c.kind == "integer" else c.decimals,
+                       origin="data" if c.name in read else c.origin)
+               if c.name in formats and c.kind in ("numeric", "integer") else c for c in schema.columns]
+    return replace(schema, columns=columns)

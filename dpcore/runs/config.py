@@ -49,6 +49,9 @@ class DataConfig:
     test_csv: str | None = None
     # CSV only: columns left out of the table (identifiers, free text, a column the editor dropped).
     drop: list | None = None
+    # CSV only: declared date columns and their formats, {column: one of dpcore.data.dates.FORMATS}
+    # (else a date's format is read off the rows: not covered by ε). None in runs saved before it.
+    date_formats: dict | None = None
 
     @property
     def keyed_split(self) -> bool:
@@ -65,6 +68,8 @@ class DataConfig:
             raise InvalidParameter("test_csv (--test) applies to a csv file only")
         if self.drop is not None and (self.csv is None or not all(isinstance(c, str) for c in self.drop)):
             raise InvalidParameter("drop: a list of column names of a csv file")
+        if self.date_formats is not None and (self.csv is None or not isinstance(self.date_formats, dict)):
+            raise InvalidParameter("date_formats: {column: format} of a csv file's date columns")
 
     def load(self, noise=None, schema=None, max_bytes: int | None = None):
         """(train, test) Datasets; test is None when test_size is 0 and no test_csv is given (the
@@ -99,7 +104,7 @@ class DataConfig:
         else:
             ds = read_csv(csv, target=self.target, **cap, delimiter=self.delimiter, types=self.types,
                           drop=self.drop,
-                          bounds=self.bounds, categories=self.categories, name=name,
+                          bounds=self.bounds, categories=self.categories, name=name, date_formats=self.date_formats,
                           undeclared="data" if self.dp_bounds_noise is None else "dp",
                           bounds_noise_multiplier=self.dp_bounds_noise or 10.0,
                           seed=noise.numpy("dp-bounds") if self.dp_bounds_noise is not None else None)

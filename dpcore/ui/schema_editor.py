@@ -3,9 +3,11 @@
 Why a module of its own: what the editor shows (a kind per column, bounds, categories, a note where
 inference had a problem) and what the user's edits declare (kinds, public bounds and categories,
 dropped columns) are pure functions of a table, testable without a browser; the page only draws.
-A column of dates is kind "date" (dpcore.data.dates) with its range in the note; a column inference
-cannot type (a free-text field, too many levels) is a note on its row with "drop" proposed, never
-an error that hides the editor.
+A column of dates is kind "date" (dpcore.data.dates) with its range in the note and the format
+inference proposes in its "format" cell, for the user to confirm or change: the format the edits
+declare is that cell's, so one row of the file never chooses it. A column inference cannot type (a
+free-text field, too many levels) is a note on its row with "drop" proposed, never an error that
+hides the editor.
 """
 from __future__ import annotations
 
@@ -73,7 +75,8 @@ def _classes(values: pd.Series) -> int:
 
 
 def schema_rows(frame: pd.DataFrame, target: str | None) -> pd.DataFrame:
-    """The editor's rows: column, kind, lower, upper, categories, public, note.
+    """The editor's rows: column, kind, format (a date column's, proposed), lower, upper, categories,
+    public, note.
 
     Bounds start empty (the page shows "—"): a range is declared by typing it, as public knowledge
     (age 0 to 120), never prefilled from the rows; the rows' own range is in the note for the data
@@ -88,8 +91,8 @@ def schema_rows(frame: pd.DataFrame, target: str | None) -> pd.DataFrame:
         if fmt is not None:
             days = to_days(frame[name], fmt)
             first, last = from_days(np.array([np.nanmin(days), np.nanmax(days)]), fmt)
-            rows.append({"column": name, "kind": DATE, "categories": "",
-                         "note": f"{first} to {last} in the rows (dates written {fmt})"})
+            rows.append({"column": name, "kind": DATE, "format": fmt, "categories": "",
+                         "note": f"{first} to {last} in the rows (format {fmt} proposed from the rows: check it)"})
             continue
         try:
             spec = infer_schema(frame[[name]], target=name if name == target else None).columns[0]
@@ -104,10 +107,10 @@ def schema_rows(frame: pd.DataFrame, target: str | None) -> pd.DataFrame:
         rows.append({"column": name, "kind": spec.kind,
                      "categories": "" if spec.categories is None else ", ".join(map(str, spec.categories)),
                      "note": note})
-    out = pd.DataFrame(rows, columns=["column", "kind", "lower", "upper", "categories", "public", "note"])
+    out = pd.DataFrame(rows, columns=["column", "kind", "format", "lower", "upper", "categories", "public", "note"])
     out["public"] = out["public"].fillna(False)
-    return out.astype({"column": "string", "kind": "string", "lower": "string", "upper": "string",
-                       "categories": "string", "public": "bool", "note": "string"})
+    return out.astype({"column": "string", "kind": "string", "format": "string", "lower": "string",
+                       "upper": "string", "categories": "string", "public": "bool", "note": "string"})
 
 
 def continuous_columns(rows: pd.DataFrame, target: str | None) -> list[str]:
@@ -169,9 +172,21 @@ def _bound(text, name: str, kind: str) -> float | None:
     return value
 
 
+def _date_format(text, name: str) -> str:
+    """A date column's format cell: one of dpcore.data.dates.FORMATS (the schema's allow-list)."""
+    from dpcore.data.dates import FORMATS
+
+    fmt = None if text is None or pd.isna(text) else str(text).strip()
+    if fmt not in FORMATS:
+        raise DPCoreError(f"column {name!r}: choose its date format, one of {', '.join(FORMATS)}"
+                          + (f" (got {fmt!r})" if fmt else ""))
+    return fmt
+
+
 def declared_from_edits(inferred: pd.DataFrame, edited: pd.DataFrame, target: str | None,
                         mode: str = DECLARE) -> dict:
-    """The data-choice fields the edits declare: types, bounds, categories, drop (empty ones left out).
+    """The data-choice fields the edits declare: types, bounds, categories, drop, date_formats (empty
+    ones left out). A date column's format is always declared: the one in its format cell.
 
     Bounds typed on a row are declared (public). The columns left without them follow `mode`:
     DECLARE refuses (name them), ESTIMATE declares their kinds so `DataConfig.dp_bounds_noise`
@@ -182,7 +197,7 @@ def declared_from_edits(inferred: pd.DataFrame, edited: pd.DataFrame, target: st
         raise DPCoreError(f"bounds mode must be one of {', '.join(BOUNDS_MODES)}, got {mode!r}")
     if target is not None and edited.set_index("column").loc[target, "kind"] == DROP:
         raise DPCoreError(f"the target column {target!r} cannot be dropped; choose another target or (none)")
-    types, bounds, cats, drop, undeclared = {}, {}, {}, [], []
+    types, bounds, cats, drop, undeclared, formats = {}, {}, {}, [], [], {}
     guessed = inferred.set_index("column")["kind"]
     for r in edited.to_dict("records"):
         name, kind = str(r["column"]), str(r["kind"])
@@ -190,6 +205,8 @@ def declared_from_edits(inferred: pd.DataFrame, edited: pd.DataFrame, target: st
             drop.append(name)
             continue
         public = bool(r.get("public")) and not pd.isna(r.get("public"))
+        if kind == DATE and name != target:
+            formats[name] = _date_format(r.get("format"), name)
         if kind in (*CONTINUOUS, DATE) and name != target:
             lo, hi = _bound(r.get("lower"), name, kind), _bound(r.get("upper"), name, kind)
             if lo is None and hi is None and not public:
@@ -213,5 +230,5 @@ def declared_from_edits(inferred: pd.DataFrame, edited: pd.DataFrame, target: st
     if undeclared:
         raise DPCoreError(f"declare the bounds of {', '.join(map(repr, undeclared))} (public knowledge, e.g. "
                           f"age 0 to 120), or choose \"{BOUNDS_MODES[ESTIMATE]}\" or \"{BOUNDS_MODES[READ]}\"")
-    out = {"types": types, "bounds": bounds, "categories": cats, "drop": drop}
+    out = {"types": types, "bounds": bounds, "categories": cats, "drop": drop, "date_formats": formats}
     return {k: v for k, v in out.items() if v}

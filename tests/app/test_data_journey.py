@@ -135,6 +135,7 @@ def test_a_fresh_upload_estimates_its_bounds_with_dp_and_the_run_counts_them(run
     choice = at.session_state["dpcore.data"]
     assert choice["dp_bounds_noise"] == 10.0 and "bounds" not in choice
     assert choice["types"] == {"age": "integer", "income": "integer", "admit_date": "date"}
+    assert choice["date_formats"] == {"admit_date": "%Y-%m-%d"}  # the format cell's, never the rows'
     assert "ArrowInvalid" not in arrow_log.getvalue() and "unsuccessful" not in arrow_log.getvalue()
 
     # a run on that choice: its bounds are noisy (origin "dp"), one ledger record, inside its ε

@@ -42,7 +42,7 @@ def test_a_date_columns_dp_bounds_are_calendar_years_around_its_dates():
     frame = pd.DataFrame({"admit": (np.datetime64("2021-03-01") + rng.integers(0, 900, n)).astype(str),
                           "y": rng.integers(0, 2, n)})
     ds = read_csv(frame.to_csv(index=False).encode(), target="y", undeclared="dp", bounds_noise_multiplier=5.0,
-                  seed=2, types={"admit": "date"}, categories={"y": [0, 1]})
+                  seed=2, date_formats={"admit": "%Y-%m-%d"}, categories={"y": [0, 1]})
     spec = ds.schema.column("admit")
     assert spec.origin == "dp" and spec.date_format == "%Y-%m-%d"
     day = np.datetime64("1970-01-01", "D")

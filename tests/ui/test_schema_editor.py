@@ -176,7 +176,8 @@ def test_declared_date_bounds_are_day_numbers_the_table_is_read_with():
 
 def test_the_modes_for_columns_left_undeclared():
     rows = schema_rows(_frame(), "target")
-    assert declared_from_edits(rows, rows.copy(), "target", READ) == {}  # kinds and bounds from the rows
+    # kinds and bounds from the rows; a date's format is the one its cell shows (proposed, confirmed)
+    assert declared_from_edits(rows, rows.copy(), "target", READ) == {"date_formats": {"admit_date": "%Y-%m-%d"}}
     estimate = declared_from_edits(rows, rows.copy(), "target", ESTIMATE)
     assert "bounds" not in estimate and set(estimate["types"]) == {"age", "admit_date", "bmi"}
     with pytest.raises(DPCoreError, match="bounds mode"):
@@ -193,3 +194,29 @@ def test_dp_bounds_are_proposed_only_where_the_table_is_large_enough():
     # the share it costs is the accountant's number for the one record: σ = 10 → about 0.38 at δ = 1e-5
     assert 0.3 < dp_bounds_epsilon(5, 10.0, 1e-5) < 0.45
     assert dp_bounds_epsilon(5, 10.0, 1e-5) == pytest.approx(dp_bounds_epsilon(1, 10.0, 1e-5))
+
+
+def test_a_date_columns_format_is_proposed_and_the_edits_declare_the_one_confirmed():
+    """Issue 41: a date's format was read off the rows even when declared. The editor proposes one in
+    the format cell; what the edits declare is that cell, and the table is then read in it: a cell the
+    format cannot parse is missing, never a reason to switch formats."""
+    frame = _frame().assign(admit_date=lambda f: pd.to_datetime(f["admit_date"]).dt.strftime("%d/%m/%Y"))
+    rows = schema_rows(frame, "target")
+    assert rows.set_index("column").loc["admit_date", "format"] == "%d/%m/%Y"
+    assert rows.set_index("column")["format"].drop("admit_date").isna().all()
+    edited = rows.copy()
+    at = edited.index[edited["column"] == "admit_date"][0]
+    for bad, said in ((None, "choose its date format"), ("%d/%m/%y", "got '%d/%m/%y'")):
+        edited.loc[at, "format"] = bad
+        with pytest.raises(DPCoreError, match=said) as exc:
+            declared_from_edits(rows, edited, "target", READ)
+        assert "admit_date" in str(exc.value) and "\n" not in str(exc.value)
+    edited.loc[at, "format"] = "%m/%d/%Y"  # the user's word wins over the proposal
+    out = declared_from_edits(rows, edited, "target", READ)
+    assert out == {"date_formats": {"admit_date": "%m/%d/%Y"}}
+    from dpcore.data.csv import dataset_from_frame
+
+    ds = dataset_from_frame(frame, target="target", **out)
+    assert ds.schema.column("admit_date").date_format == "%m/%d/%Y"
+    days = ds.to_frame(as_written=True)["admit_date"]
+    assert days.isna().sum() == (pd.to_datetime(frame["admit_date"], format="%m/%d/%Y", errors="coerce").isna()).sum()
