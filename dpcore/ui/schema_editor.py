@@ -75,8 +75,8 @@ def _classes(values: pd.Series) -> int:
 
 
 def schema_rows(frame: pd.DataFrame, target: str | None) -> pd.DataFrame:
-    """The editor's rows: column, kind, format (a date column's, proposed), lower, upper, categories,
-    public, note.
+    """The editor's rows: column, kind, lower, upper, categories, public, format (a date column's,
+    proposed), note.
 
     Bounds start empty (the page shows "—"): a range is declared by typing it, as public knowledge
     (age 0 to 120), never prefilled from the rows; the rows' own range is in the note for the data
@@ -107,7 +107,8 @@ def schema_rows(frame: pd.DataFrame, target: str | None) -> pd.DataFrame:
         rows.append({"column": name, "kind": spec.kind,
                      "categories": "" if spec.categories is None else ", ".join(map(str, spec.categories)),
                      "note": note})
-    out = pd.DataFrame(rows, columns=["column", "kind", "format", "lower", "upper", "categories", "public", "note"])
+    # format after public: the columns before it keep their places (the browser journey clicks them)
+    out = pd.DataFrame(rows, columns=["column", "kind", "lower", "upper", "categories", "public", "format", "note"])
     out["public"] = out["public"].fillna(False)
     return out.astype({"column": "string", "kind": "string", "format": "string", "lower": "string",
                        "upper": "string", "categories": "string", "public": "bool", "note": "string"})
