@@ -29,10 +29,16 @@ install: $(STAMP)
 CLASS ?=
 ADDRESS ?= $(if $(CLASS),0.0.0.0,127.0.0.1)
 
+# In class mode the web server and the class's training service (the queue's Ray) are two processes
+# under one supervisor (`python -m dpcore class serve`): Ray dying restarts the service, never a page.
 run: install
-	$(if $(CLASS),$(PY) -m dpcore class check --file "$(CLASS)")
-	$(if $(CLASS),DPCORE_CLASS="$(abspath $(CLASS))") $(PY) -m streamlit run app.py --server.headless true \
+ifneq ($(CLASS),)
+	$(PY) -m dpcore class check --file "$(CLASS)"
+	$(PY) -m dpcore class serve --file "$(CLASS)" --address $(ADDRESS) --port $(PORT)
+else
+	$(PY) -m streamlit run app.py --server.headless true \
 	  --server.address $(ADDRESS) --server.port $(PORT) --browser.gatherUsageStats false
+endif
 
 lint: install
 	$(PY) -m ruff check .

@@ -23,6 +23,55 @@ def register(sub) -> None:
     check = verbs.add_parser("check", help="read a class file and say whom it admits (before `make run CLASS=`)")
     check.add_argument("--file", required=True, help="the class file")
     check.set_defaults(func=cmd_check)
+    serve = verbs.add_parser("serve", help="class mode: the web server and the training service, each "
+                                           "restarted apart (what `make run CLASS=…` runs)")
+    serve.add_argument("--file", required=True, help="the class file")
+    serve.add_argument("--address", default="0.0.0.0", help="the web server's address (default 0.0.0.0)")
+    serve.add_argument("--port", type=_count, default=8501, help="the web server's port (default 8501)")
+    serve.add_argument("--runs", default=None, help="the runs root (default $DPCORE_RUNS_DIR, else ./runs)")
+    serve.set_defaults(func=cmd_serve)
+    svc = verbs.add_parser("queue-service", help="the class queue's training service alone (Ray driver + dispatcher)")
+    svc.add_argument("--runs", default=None, help="the runs root (default $DPCORE_RUNS_DIR, else ./runs)")
+    svc.add_argument("--ray-address", default=None,
+                     help="an existing Ray cluster (default $RAY_ADDRESS, else a local Ray on 127.0.0.1)")
+    svc.add_argument("--cpus", type=_count, default=None, help="CPUs of the local Ray (default: every core)")
+    svc.set_defaults(func=cmd_queue_service)
+
+
+def _runs_root(arg):
+    import os
+    from pathlib import Path
+
+    from dpcore.limits import check_name
+
+    return Path(check_name(arg, "--runs") if arg else (os.environ.get("DPCORE_RUNS_DIR") or "runs")).expanduser()
+
+
+def cmd_serve(args) -> int:
+    from pathlib import Path
+
+    from dpcore.classroom import load_class_file
+    from dpcore.limits import check_name
+    from dpcore.runs.class_server import supervise
+
+    path = Path(check_name(args.file, "--file"))
+    load_class_file(path)  # a broken class file stops here, before anything starts
+    app = Path(__file__).resolve().parents[2] / "app.py"
+    return supervise(_runs_root(args.runs), class_file=path, address=args.address, port=args.port, app=app)
+
+
+def cmd_queue_service(args) -> int:
+    import os
+    import sys
+
+    from dpcore.runs.queue_service import EXIT_RAY_LOST, serve
+
+    code = serve(_runs_root(args.runs), address=args.ray_address, num_cpus=args.cpus)
+    if code == EXIT_RAY_LOST:  # a dead Ray's exit hooks can hang: leave at once
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    return code
 
 
 def cmd_check(args) -> int:

@@ -1,16 +1,22 @@
 """One training queue for a class: every training, Story pair and sweep is a job (its RunConfigs,
-its owner, its state) persisted as a JSON file under BASE/_queue/, started by a dispatcher when a
-slot frees up, run by an executor (Ray in production: `queue_ray.RayExecutor`), never in the web
-server's process.
+its owner, its state) persisted as a JSON file under BASE/_queue/.
+
+Two roles over the same folder. The web server holds a *client* (`Queue(base)`, no executor): it
+writes new job files and cancel requests and reads every job's state from disk on each look, so
+a page shows what is true now. The *training service* (`Queue(base, executor)`, run by
+`queue_service.serve` in a process of its own, never the web server's) is the only one that
+changes a job's state: it starts queued jobs on the executor (Ray) as slots free up, polls them,
+applies cancel requests and writes a heartbeat the pages read. Ray dying takes the service down,
+never a page; the restarted service queues the jobs it lost once more.
 
 Limits: `per_owner` jobs running per owner (default 1) and `slots` in all (default: the CPUs the
 executor reports, or $DPCORE_QUEUE_SLOTS). Order: first come, first served, except that a queued
 job whose owner is at their limit lets the next owner's job go first.
 
-Restart: a new Queue over the same folder re-reads every job. Queued jobs stay queued; a job that
+Restart: a new service over the same folder re-reads every job. Queued jobs stay queued; a job that
 was running is re-attached when the executor still runs it, finished when its worker left a
-result file, else marked "interrupted" with its partial runs named (the Runs page cleans those
-up). Files are data: each is checked against an allow-list on load and refused when it fails.
+result file, else queued again (once: `MAX_ATTEMPTS`), then marked "interrupted" with its partial
+runs named. Files are data: each is checked against an allow-list on load and refused when it fails.
 """
 from __future__ import annotations
 
@@ -28,14 +34,19 @@ from dpcore.io import atomic_write_json
 from dpcore.runs.folders import interrupted_partials
 from dpcore.runs.queue_files import (
     KINDS,
+    MAX_ATTEMPTS,
     MAX_CONFIGS,
+    OWNER,
     QUEUE_DIR,
     RUN_NAME,
     QueuedJob,
     QueueError,
+    cancel_path,
     check_owner,
     check_record,
     resolve_root,
+    service_status,
+    write_heartbeat,
 )
 from dpcore.runs.queue_worker import progress_path, result_path, stop_path
 from dpcore.runs.store import RunConfig
@@ -63,43 +74,81 @@ def default_slots(executor: Executor) -> int:
 
 
 class Queue:
-    """The queue over BASE/_queue/: `submit`, `cancel`, `jobs`, `position`, `seconds_left`;
-    `tick()` does one round of polling and starting (the dispatcher thread calls it, tests too)."""
+    """The queue over BASE/_queue/: `submit`, `cancel`, `jobs`, `position`, `seconds_left` for the
+    pages; with an executor also `tick()`, one round of applying requests, polling and starting (the
+    training service calls it, tests too)."""
 
-    def __init__(self, base, executor: Executor, *, per_owner: int = 1, slots: int | None = None,
-                 max_waiting: int = MAX_WAITING):
+    def __init__(self, base, executor: Executor | None = None, *, per_owner: int = 1,
+                 slots: int | None = None, max_waiting: int = MAX_WAITING):
         self.base = Path(base)
         self.dir = self.base / QUEUE_DIR
         self.dir.mkdir(parents=True, exist_ok=True)
         self.executor, self.per_owner, self.max_waiting = executor, per_owner, max_waiting
-        self.slots = slots if slots is not None else default_slots(executor)
-        if self.per_owner < 1 or self.slots < 1:
+        self._slots = slots if slots is not None else (default_slots(executor) if executor is not None else None)
+        if self.per_owner < 1 or (self._slots is not None and self._slots < 1):
             raise QueueError("the queue needs at least one slot per owner and in all")
         self._lock = threading.RLock()
         self._handles: dict[str, Any] = {}
         self._cancel_at: dict[str, float] = {}
         self.refused: list[str] = []  # one line per job file refused on load
+        self._refused_sigs: dict[str, tuple] = {}
         self._jobs: dict[str, QueuedJob] = {}
+        self._sigs: dict[str, tuple] = {}
         self._thread: threading.Thread | None = None
         self._closing = threading.Event()
-        self._load()
+        self._last_beat = 0.0
+        self._refresh()
+        if executor is None or self._dispatched_elsewhere():
+            return  # a client, or a live service runs these jobs: this queue only reads and submits
+        for job in list(self._jobs.values()):
+            if job.state == "running":
+                self._recover(job)
+
+    @property
+    def dispatching(self) -> bool:
+        """True for the training service's queue (it owns the jobs' states), False for a page's."""
+        return self.executor is not None
+
+    @property
+    def slots(self) -> int:
+        """Jobs at once in all: the service's own number, read from its heartbeat by a client."""
+        if self._slots is not None:
+            return self._slots
+        beat = service_status(self.base)
+        return beat.slots if beat.slots else 1
 
     # ------------------------------------------------------------------ persistence
-    def _load(self) -> None:
-        for p in sorted(self.dir.glob("*.json")):
+    def _refresh(self) -> None:
+        """Read the job files that are new or changed since the last look (a client re-reads every
+        change; the service only picks up new submissions, its own state being the truth)."""
+        seen = set()
+        for p in sorted(self.dir.glob("j*.json")):
             if p.name.count(".") != 1 or p.is_symlink():
                 continue  # progress/result files are read per job
+            jid = p.name[:-5]
+            seen.add(jid)
+            try:
+                st = p.stat()
+            except OSError:
+                continue
+            sig = (st.st_mtime_ns, st.st_size)
+            if self._sigs.get(jid) == sig or self._refused_sigs.get(jid) == sig:
+                continue
+            if self.dispatching and jid in self._jobs:
+                self._sigs[jid] = sig
+                continue
             try:
                 job = check_record(read_json(p, base=self.dir), self.base, str(p))
             except RunFileError as exc:
+                self._refused_sigs[jid] = sig
                 self.refused.append(str(exc))
+                self._jobs.pop(jid, None)
                 continue
-            self._jobs[job.id] = job
-        if self._dispatched_elsewhere():
-            return  # a live server runs these jobs: this queue only reads and submits
-        for job in self._jobs.values():
-            if job.state == "running":
-                self._recover(job)
+            self._jobs[job.id], self._sigs[jid] = job, sig
+        if not self.dispatching:
+            for jid in set(self._jobs) - seen:  # a job file removed by hand
+                self._jobs.pop(jid, None)
+                self._sigs.pop(jid, None)
 
     def _dispatched_elsewhere(self) -> bool:
         """True when another process holds the dispatcher's lock (its running jobs are alive)."""
@@ -114,8 +163,9 @@ class Queue:
         return False
 
     def _recover(self, job: QueuedJob) -> None:
-        """A job that was running when the last server stopped: re-attach, read its result, or
-        mark it interrupted with its partial runs named."""
+        """A job that was running when the last service stopped: re-attach, read its result, or
+        queue it again (once), else mark it interrupted with its partial runs named."""
+        assert self.executor is not None
         handle = self.executor.reattach(job.id)
         if handle is not None:
             self._handles[job.id] = handle
@@ -124,14 +174,26 @@ class Queue:
         if result is not None:
             self._finish(job, result)
             return
+        self._lost(job, "the training service stopped while this job ran")
+
+    def _lost(self, job: QueuedJob, why: str) -> None:
+        """The executor lost a running job (not the job's own error): its partial runs are named,
+        then it waits at its old place in the queue again, or ends "interrupted" after MAX_ATTEMPTS."""
         progress = self._read(progress_path(self.dir, job.id)) or {}
         names = {r for r in progress.get("runs", []) if isinstance(r, str) and RUN_NAME.fullmatch(r)}
         root = resolve_root(self.base, job.root)
-        job.partials = [p.name[1:] for p in interrupted_partials(root)
-                        if p.name[1:].split(".partial-", 1)[0] in names]
-        job.runs = sorted(n for n in names if (root / n).is_dir())
-        job.state, job.finished = "interrupted", time.time()
-        job.error = "the server stopped while this job ran; its unfinished run is kept as interrupted"
+        job.partials = sorted({*job.partials, *(p.name[1:] for p in interrupted_partials(root)
+                                                if p.name[1:].split(".partial-", 1)[0] in names)})
+        job.runs = sorted({*job.runs, *(n for n in names if (root / n).is_dir())})
+        self._handles.pop(job.id, None)
+        for p in (progress_path(self.dir, job.id), result_path(self.dir, job.id)):
+            p.unlink(missing_ok=True)
+        if job.cancelled_by is None and max(job.attempts, 1) < MAX_ATTEMPTS:
+            job.state, job.started, job.attempts = "queued", None, max(job.attempts, 1)
+            job.error = f"{why}; queued again"
+        else:
+            job.state, job.finished = "interrupted", time.time()
+            job.error = f"{why}; its unfinished run is kept as interrupted"
         self._save(job)
 
     def _read(self, path: Path) -> dict | None:
@@ -143,6 +205,11 @@ class Queue:
 
     def _save(self, job: QueuedJob) -> None:
         atomic_write_json(self.dir / f"{job.id}.json", asdict(job))
+        try:
+            st = (self.dir / f"{job.id}.json").stat()
+            self._sigs[job.id] = (st.st_mtime_ns, st.st_size)
+        except OSError:
+            pass
 
     # ------------------------------------------------------------------ requests
     def submit(self, configs: list, root, owner: str, *, kind: str = "training", title: str = "Training",
@@ -161,6 +228,7 @@ class Queue:
             raise QueueError("a job's runs folder must be a workspace inside the runs root")
         title = " ".join(str(title).split())[:120].replace("<", "").replace(">", "")
         with self._lock:
+            self._refresh()
             waiting = [j for j in self._jobs.values() if j.owner == owner and j.state == "queued"]
             if len(waiting) >= self.max_waiting:
                 raise QueueError(f"you have {len(waiting)} jobs waiting already; cancel one or wait")
@@ -174,31 +242,58 @@ class Queue:
 
     def cancel(self, job_id: str, by: str, *, lecturer: bool = False) -> QueuedJob:
         """The owner cancels their job, a lecturer any job: a queued one never starts, a running one
-        stops after its current step (its run saved "stopped")."""
+        stops after its current step (its run saved "stopped"). A page writes a request that the
+        training service applies within a tick (`cancelling`); the service applies it at once."""
         with self._lock:
+            self._refresh()
             job = self._jobs.get(job_id)
             if job is None or (job.owner != by and not lecturer):
                 raise QueueError("no such job of yours")  # another's job reads as absent
             if job.ended:
                 return job
-            job.cancelled_by = check_owner(by)
-            if job.state == "queued":
-                job.state, job.finished = "cancelled", time.time()
-            else:
-                stop_path(self.dir, job.id).touch()
-                self._cancel_at.setdefault(job.id, time.time())
-            self._save(job)
+            check_owner(by)
+            if not self.dispatching:
+                atomic_write_json(cancel_path(self.dir, job.id), {"by": by})
+                return job
+            self._apply_cancel(job, by)
             return job
+
+    def cancelling(self, job_id: str) -> bool:
+        """A cancel was asked for and the service has not applied it yet."""
+        return cancel_path(self.dir, job_id).exists()
+
+    def _apply_cancel(self, job: QueuedJob, by: str) -> None:
+        job.cancelled_by = by
+        if job.state == "queued":
+            job.state, job.finished = "cancelled", time.time()
+        else:
+            stop_path(self.dir, job.id).touch()
+            self._cancel_at.setdefault(job.id, time.time())
+        self._save(job)
+
+    def _apply_requests(self) -> None:
+        """The pages' cancel requests (`<id>.cancel`, {"by": name}; the page checked who may)."""
+        for p in self.dir.glob("j*.cancel"):
+            job = self._jobs.get(p.name[: -len(".cancel")])
+            req = self._read(p) or {}
+            by = req.get("by")
+            p.unlink(missing_ok=True)
+            if job is None or job.ended or not isinstance(by, str) or not OWNER.fullmatch(by):
+                continue
+            self._apply_cancel(job, by)
 
     # ------------------------------------------------------------------ what pages read
     def jobs(self, owner: str | None = None) -> list[QueuedJob]:
-        """Every job (a lecturer), or one owner's, oldest first."""
+        """Every job (a lecturer), or one owner's, oldest first, as the files say now."""
         with self._lock:
+            self._refresh()
             return sorted((j for j in self._jobs.values() if owner is None or j.owner == owner),
                           key=lambda j: (j.created, j.id))
 
     def get(self, job_id: str) -> QueuedJob | None:
-        return self._jobs.get(job_id)
+        with self._lock:
+            self._refresh()
+            return self._jobs.get(job_id)
 
     def waiting(self) -> list[QueuedJob]:
         """The queued jobs in the order the dispatcher will consider them."""
@@ -259,8 +354,13 @@ class Queue:
 
     # ------------------------------------------------------------------ the dispatcher
     def tick(self) -> None:
-        """Poll running jobs, then start queued ones while slots are free."""
+        """Pick up new jobs and cancel requests, poll running jobs, then start queued ones while
+        slots are free (the training service only)."""
+        if self.executor is None:
+            raise QueueError("only the training service dispatches jobs")
         with self._lock:
+            self._refresh()
+            self._apply_requests()
             for job in [j for j in self._jobs.values() if j.state == "running"]:
                 handle = self._handles.get(job.id)
                 if handle is None:
@@ -272,6 +372,9 @@ class Queue:
                         self.executor.cancel(handle)
                     continue
                 kind, value = got
+                if kind == "lost":  # the executor lost the worker, not the job's own error
+                    self._lost(job, str(value))
+                    continue
                 self._finish(job, value if kind == "ok" else {"status": "failed", "error": str(value)})
             running = [j for j in self._jobs.values() if j.state == "running"]
             for job in self.waiting():
@@ -283,10 +386,11 @@ class Queue:
                 running.append(job)
 
     def _start(self, job: QueuedJob) -> None:
+        assert self.executor is not None  # tick() checked it
         root = resolve_root(self.base, job.root)
         spec = {"job": job.id, "root": str(root), "configs": job.configs, "control": str(self.dir.resolve())}
-        job.state, job.started = "running", time.time()
-        self._save(job)  # running before it is submitted: a crash in between reads as interrupted
+        job.state, job.started, job.attempts = "running", time.time(), job.attempts + 1
+        self._save(job)  # running before it is submitted: a crash in between reads as lost
         try:
             self._handles[job.id] = self.executor.submit(spec)
         except Exception as exc:  # noqa: BLE001 - the executor refused: the job failed, the queue goes on
@@ -318,6 +422,7 @@ class Queue:
                 while not self._closing.wait(every):
                     try:
                         self.tick()
+                        self.beat()
                     except Exception:  # noqa: BLE001 - one bad round must not stop the queue
                         pass
 
@@ -334,8 +439,18 @@ class Queue:
             fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
             fh.close()
-            raise QueueError("another server process dispatches this queue already") from None
+            raise QueueError("another training service dispatches this queue already") from None
         self._lockfile = fh
+
+    def beat(self, every: float = 2.0, error: str | None = None) -> None:
+        """The service's heartbeat (BASE/_queue/.service.json): the pages tell "running" from
+        "restarting" by its age, and read the slots from it."""
+        now = time.time()
+        if error is None and now - self._last_beat < every:
+            return
+        self._last_beat = now
+        write_heartbeat(self.dir, slots=self.slots, error=error,
+                        executor=str(getattr(self.executor, "name", type(self.executor).__name__)))
 
     def close(self) -> None:
         self._closing.set()

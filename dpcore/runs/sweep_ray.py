@@ -26,8 +26,15 @@ def _package_parent() -> str:
     return str(Path(dpcore.__file__).resolve().parent.parent)
 
 
-def connect(address: str | None = None, num_cpus: int | None = None):
-    """(RayPool, None), or (None, a one-line reason) when Ray is not importable or reachable."""
+OBJECT_STORE_MB = 256  # a job's arguments and results are small dicts: Ray's default (30 % of RAM) is not needed
+
+
+def connect(address: str | None = None, num_cpus: int | None = None, object_store_mb: int | None = None):
+    """(RayPool, None), or (None, a one-line reason) when Ray is not importable or reachable.
+
+    Without an address a new local Ray starts on 127.0.0.1 (`address="local"`): a Ray address file
+    left in /tmp by an earlier, dead cluster is ignored instead of being joined (with `num_cpus`
+    Ray would refuse the join: "num_cpus and num_gpus must not be provided")."""
     try:
         import ray
     except ImportError:
@@ -41,7 +48,9 @@ def connect(address: str | None = None, num_cpus: int | None = None):
             if address:
                 ray.init(address=address, **kwargs)
             else:
-                ray.init(num_cpus=num_cpus or os.cpu_count() or 1, **kwargs)
+                mb = object_store_mb or OBJECT_STORE_MB
+                ray.init(address="local", num_cpus=num_cpus or os.cpu_count() or 1, _node_ip_address="127.0.0.1",
+                         object_store_memory=mb * 1024 * 1024, **kwargs)
     except Exception as exc:  # noqa: BLE001 - any failure to reach Ray means: run here
         return None, f"Ray unreachable ({type(exc).__name__}: {' '.join(str(exc).split())[:160]}): ran in-process"
     return RayPool(ray), None

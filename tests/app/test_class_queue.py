@@ -144,23 +144,52 @@ def test_class_mode_without_ray_says_so_in_one_line(monkeypatch):
     assert "\n" not in str(exc.value)
 
 
-def test_an_unreachable_ray_is_tried_once_a_minute_not_on_every_page(runs_dir, monkeypatch):
-    from dpcore.errors import DPCoreError
+def test_the_web_server_never_starts_ray_it_only_reads_and_writes_the_queue_files(runs_dir, monkeypatch):
+    """Class mode's pages hold a client over the queue's files: no executor, no Ray in the web
+    process (Ray dying took the whole server down when it ran inside it)."""
     from dpcore.runs import queue_ray
     from dpcore.ui import class_queue
 
     tries = []
-
-    def unreachable():
-        tries.append(1)
-        raise DPCoreError("Ray unreachable (test) — the training queue cannot start jobs")
-
-    monkeypatch.setattr(queue_ray, "RayExecutor", unreachable)
+    monkeypatch.setattr(queue_ray, "RayExecutor", lambda *a, **k: tries.append(1))
     class_queue.forget_queues()
     try:
-        for _ in range(3):
-            with pytest.raises(DPCoreError, match="unreachable"):
-                class_queue.class_queue()
-        assert len(tries) == 1
+        q = class_queue.class_queue()
+        assert not q.dispatching and tries == []
     finally:
         class_queue.forget_queues()
+
+
+def test_the_queue_page_shows_live_counts_in_queue_order_results_and_the_services_state(classroom, tmp_path,
+                                                                                        monkeypatch):
+    """The real set-up: the pages' client and a training service apart (here ticked by the test)."""
+    from dpcore.runs.queue import Queue
+    from dpcore.runs.queue_files import write_heartbeat
+    from dpcore.ui import class_queue
+
+    who, _, _ = classroom
+    runs_dir = tmp_path / "fresh-runs"  # a queue of this test's jobs only
+    monkeypatch.setenv("DPCORE_RUNS_DIR", str(runs_dir))
+    class_queue.forget_queues()  # the pages get a client; the "service" below dispatches
+    ex = ManualExecutor()
+    service = Queue(runs_dir, ex)
+    job = {"model": "pgm", "params": {"epochs": 1}, "data": {"dataset": "digits"}}
+    for name in ("student-02", "student-03", "student-01", "student-01"):
+        service.submit([job], runs_dir / "workspaces" / name, name, title=f"T {name}")
+    service.tick()  # student-02's job runs (one slot); the rest wait
+    who["m"] = "lecturer"
+    lect = _page("app_pages/queue.py", who)
+    text = _texts(lect) + " ".join(w.value for w in lect.warning)
+    assert "training service is not running" in text  # no heartbeat yet: said, not hidden
+    assert "1 running, 3 waiting" in text
+    places = [text.index(f"position {i} of 3") for i in (1, 2, 3)]
+    assert places == sorted(places)  # position 1 above position 2 above position 3
+    first = service.jobs()[0]
+    ex.results[first.id] = {"status": "done", "runs": ["pgm-digits-r1"], "error": None}
+    service.tick()
+    write_heartbeat(service.dir, slots=1)
+    lect = _page("app_pages/queue.py", who)
+    text = _texts(lect)
+    assert "1 running, 2 waiting" in text and not lect.warning  # live counts; the service is up
+    assert "pgm-digits-r1" in text and lect.button(key=f"queue.open.{first.id}")
+    class_queue.forget_queues()

@@ -1,6 +1,7 @@
 """The class training queue: limits (per owner, in all), fair FIFO order, cancel (queued and
 running), restart over the same folder (queued, finished and running-at-death jobs), hostile job
-files refused; one job really run on a local Ray."""
+files refused; one job really run on a local Ray. The web server's side is a client over the same
+files (it submits and asks to cancel; only the training service changes a job's state)."""
 from __future__ import annotations
 
 import json
@@ -137,7 +138,7 @@ def test_cancel_running_stops_the_training_and_saves_it_stopped(tmp_path):
     assert not progress_path(q.dir, job.id).exists()  # the worker's files are cleaned up
 
 
-def test_restart_keeps_queued_and_finished_and_marks_running_interrupted(tmp_path):
+def test_restart_keeps_queued_and_finished_and_queues_a_lost_job_again_once(tmp_path):
     ex = ManualExecutor()
     q = Queue(tmp_path, ex, slots=2)
     done = q.submit([cfg()], ws(tmp_path, "alice"), "alice")
@@ -146,20 +147,86 @@ def test_restart_keeps_queued_and_finished_and_marks_running_interrupted(tmp_pat
     ex.end(done.id, runs=["r1"])
     q.tick()
     waiting = q.submit([cfg()], ws(tmp_path, "carol"), "carol", title="Story pair", kind="story")
-    # bob's worker had started a run when the server died: its progress names the run, its
+    # bob's worker had started a run when the service died: its progress names the run, its
     # partial folder is left behind
     (ws(tmp_path, "bob") / ".r2.partial-abcd").mkdir(parents=True)
     progress_path(q.dir, lost.id).write_text(json.dumps({"runs": ["r2"], "step": 3}))
-    del q  # the server dies
+    del q  # the service dies
 
     q2 = Queue(tmp_path, ManualExecutor(), slots=2)
     assert q2.refused == []
     assert q2.get(done.id).state == "done" and q2.get(done.id).runs == ["r1"]
     assert q2.get(waiting.id).state == "queued" and q2.get(waiting.id).title == "Story pair"
-    bob = q2.get(lost.id)
-    assert bob.state == "interrupted" and bob.partials == ["r2.partial-abcd"] and "server stopped" in bob.error
+    bob = q2.get(lost.id)  # lost with the service: queued again, ahead of carol (its old place)
+    assert bob.state == "queued" and bob.attempts == 1 and bob.partials == ["r2.partial-abcd"]
+    assert "queued again" in bob.error and not progress_path(q2.dir, lost.id).exists()
     q2.tick()
-    assert q2.executor.started == [waiting.id]  # the queued job starts after the restart
+    assert q2.executor.started == [lost.id, waiting.id]
+    assert q2.get(lost.id).attempts == 2
+    del q2  # the service dies again while bob's second try runs: now it ends, interrupted
+
+    q3 = Queue(tmp_path, ManualExecutor(), slots=2)
+    bob = q3.get(lost.id)
+    assert bob.state == "interrupted" and "kept as interrupted" in bob.error
+
+
+def test_a_worker_ray_lost_is_run_again_but_a_failed_job_is_not(tmp_path):
+    ex = ManualExecutor()
+    q = Queue(tmp_path, ex, slots=2)
+    a = q.submit([cfg()], ws(tmp_path, "alice"), "alice")
+    b = q.submit([cfg()], ws(tmp_path, "bob"), "bob")
+    q.tick()
+    ex.results[a.id] = None
+    ex.poll = lambda h: ({a.id: ("lost", "Ray lost the worker (NodeDiedError)"),
+                          b.id: ("error", "Ray task ended without a result (RayTaskError)")}.get(h))
+    q.tick()
+    assert q.get(a.id).state == "running" and q.get(a.id).attempts == 2  # queued again, started again
+    assert q.get(b.id).state == "failed" and "RayTaskError" in q.get(b.id).error
+
+
+def test_the_web_servers_client_submits_reads_live_state_and_asks_to_cancel(tmp_path):
+    """The web server holds a client: what it shows is the files' state now, however often the
+    service changed it since (the Queue page once said "2 running" long after both had ended)."""
+    ex = ManualExecutor()
+    service = Queue(tmp_path, ex, slots=1)
+    page = Queue(tmp_path)  # no executor: submits and reads only
+    assert not page.dispatching
+    a = page.submit([cfg()], ws(tmp_path, "alice"), "alice")
+    b = page.submit([cfg()], ws(tmp_path, "bob"), "bob")
+    with pytest.raises(QueueError, match="training service"):
+        page.tick()
+    service.tick()
+    assert ex.started == [a.id]
+    assert page.get(a.id).state == "running" and page.position(b.id) == (1, 1)
+    page.cancel(b.id, "bob")  # a request: only the service changes the state
+    assert page.get(b.id).state == "queued" and page.cancelling(b.id)
+    with pytest.raises(QueueError, match="no such job"):
+        page.cancel(a.id, "bob")
+    service.tick()
+    assert page.get(b.id).state == "cancelled" and page.get(b.id).cancelled_by == "bob"
+    assert not page.cancelling(b.id)
+    ex.end(a.id, runs=["r1"])
+    service.tick()
+    assert [(j.state, j.runs) for j in page.jobs()] == [("done", ["r1"]), ("cancelled", [])]
+    assert ex.started == [a.id]  # the cancelled job never started
+
+
+def test_the_heartbeat_tells_up_down_and_refused(tmp_path, monkeypatch):
+    from dpcore.runs import queue_files
+    from dpcore.runs.queue_files import service_status, write_heartbeat
+
+    assert service_status(tmp_path) == queue_files.ServiceStatus(up=False)  # never started
+    q = Queue(tmp_path, ManualExecutor(slots=3))
+    q.beat()
+    s = service_status(tmp_path)
+    assert s.up and s.slots == 3 and Queue(tmp_path).slots == 3
+    monkeypatch.setattr(queue_files.time, "time", lambda: s.seen + queue_files.BEAT_STALE_S + 1)
+    assert not service_status(tmp_path).up and service_status(tmp_path).ago > queue_files.BEAT_STALE_S
+    monkeypatch.undo()
+    write_heartbeat(q.dir, slots=None, error="Ray unreachable")
+    assert not service_status(tmp_path).up and service_status(tmp_path).error == "Ray unreachable"
+    (q.dir / ".service.json").write_text('{"beat": "soon", "slots": -1, "error": 3}')
+    assert service_status(tmp_path) == queue_files.ServiceStatus(up=False)
 
 
 def test_restart_reads_a_result_the_worker_left(tmp_path):
@@ -231,24 +298,25 @@ def test_one_job_really_runs_on_local_ray(local_ray, tmp_path):
 def test_one_dispatcher_per_queue_folder(tmp_path):
     first = Queue(tmp_path, ManualExecutor()).start_dispatcher()
     try:
-        with pytest.raises(QueueError, match="another server"):
+        with pytest.raises(QueueError, match="another training service"):
             Queue(tmp_path, ManualExecutor()).start_dispatcher()
     finally:
         first.close()
     Queue(tmp_path, ManualExecutor()).start_dispatcher().close()  # free again once the first closed
 
 
-def test_a_second_process_does_not_mark_a_live_servers_jobs_interrupted(tmp_path):
+def test_a_second_process_does_not_touch_a_live_services_jobs(tmp_path):
     server = Queue(tmp_path, ManualExecutor(), slots=1)
     job = server.submit([cfg()], ws(tmp_path, "alice"), "alice")
     server.tick()
-    server.start_dispatcher(every=60)  # holds the dispatcher's lock, as a running server does
+    server.start_dispatcher(every=60)  # holds the dispatcher's lock, as a running service does
     try:
-        reader = Queue(tmp_path, ManualExecutor())  # e.g. a CLI listing the queue meanwhile
-        assert reader.get(job.id).state == "running"
+        assert Queue(tmp_path).get(job.id).state == "running"  # a page
+        assert Queue(tmp_path, ManualExecutor()).get(job.id).state == "running"  # a second service
     finally:
         server.close()
-    assert Queue(tmp_path, ManualExecutor()).get(job.id).state == "interrupted"  # the server is gone
+    again = Queue(tmp_path, ManualExecutor()).get(job.id)  # the service is gone: its job runs again
+    assert again.state == "queued" and again.attempts == 1
 
 
 def test_slots_from_the_environment_or_the_executor(tmp_path, monkeypatch):
