@@ -20,4 +20,12 @@ def fit(data, model: str = "p3gm", **kwargs):
     return _fit(data, model, **kwargs)
 
 
-__all__ = ["fit", "__version__"]
+def recommend(data, schema=None, time_budget=None):
+    """The model to start with and why: `dpcore.recommend(df).model` ("aim" for a table, "p3gm"
+    for images). See `dpcore.api.recommend`."""
+    from dpcore.api import recommend as _recommend
+
+    return _recommend(data, schema=schema, time_budget=time_budget)
+
+
+__all__ = ["fit", "recommend", "__version__"]

@@ -1,7 +1,8 @@
 """The Python API in one call: a pandas DataFrame (or a Dataset) in, a fitted model out.
 
-    from dpcore import fit
-    model = fit(df, model="aim", epsilon=1.0, target="y")   # model.epsilon, model.ledger
+    from dpcore import fit, recommend
+    rec = recommend(df, schema={"target": "y"})              # rec.model ("aim" for a table), rec.reason
+    model = fit(df, model=rec.model, epsilon=1.0, target="y")  # model.epsilon, model.ledger
     rows = model.sample(1000).to_frame()                     # synthetic rows in df's columns
 
 Why one function: it takes the path a run takes (`dpcore.runs.runner.prepare`) — the table is
@@ -55,6 +56,17 @@ def fit(data, model: str = "p3gm", *, target: str | None = None, schema=None, ep
     fitted = unfitted_model(cls, values, train)
     fitted.fit(train, callback=callback)
     return fitted
+
+
+def recommend(data, schema=None, time_budget: float | None = None):
+    """The model to start with for `data` and why: a Recommendation(model, reason), the one the
+    Train page preselects and `python -m dpcore recommend` prints (dpcore.models.recommend: P3GM
+    for images, AIM for tables, MST when AIM would outlast `time_budget` seconds or the table is
+    very wide). data: a DataFrame (only its column names are read; `schema`, a Schema or
+    {"target": column}, names the target), a Dataset, a Schema or a built-in's name."""
+    from dpcore.models.recommend import recommend as _recommend
+
+    return _recommend(data, schema=schema, time_budget=time_budget)
 
 
 def unfitted_model(cls, values: dict, train):

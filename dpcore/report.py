@@ -31,6 +31,18 @@ NO_TEST = ("none: the model was fitted on every row (test_size 0), so utility (t
            "on real) and membership attacks have no held-out rows")
 
 
+def weak_run_advice(bundle: RunBundle) -> str:
+    """What to try when the run's synthetic rows do not predict the target: the recommended model,
+    ε, epochs or the schema, each only when it is not already at its limit
+    (dpcore.models.recommend.weak_run_advice), read from the run's resolved settings."""
+    from dpcore.models.params import config_to_dict
+    from dpcore.models.recommend import weak_run_advice as advice
+
+    config = getattr(bundle.model, "config", None)
+    params = {**bundle.run.config.params, **(config_to_dict(config) if config is not None else {})}
+    return advice(bundle.run.config.model, params, bundle.train)
+
+
 # ----------------------------------------------------------------------------- pieces
 # Each piece scores through `dpcore.evaluate.scoring` (the path `evaluate_all` takes) and keeps the
 # full result (curves, matrices) that the figures need.
@@ -154,7 +166,8 @@ def evaluate_run(bundle: RunBundle, *, attack_names=None, n_targets: int = 1000,
         summary["utility"] = util.to_dict()
     from dpcore.evaluate.checks import synthetic_warnings
 
-    summary["warnings"] = synthetic_warnings(bundle.synthetic, bundle.train, bundle.test, util)
+    summary["warnings"] = synthetic_warnings(bundle.synthetic, bundle.train, bundle.test, util,
+                                             advice=weak_run_advice(bundle))
     save_evaluation(bundle.run.path, **summary)
     return {"summary": summary, "utility": util, "utility_figure": util_fig, "heatmap": marg["heatmap"],
             "attacks": ladder}

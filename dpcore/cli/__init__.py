@@ -16,7 +16,7 @@ import sys
 from dpcore.errors import DPCoreError
 
 # One module per group of commands; each is imported only to register its parser (cheap imports).
-COMMAND_MODULES = ("privacy", "data", "train", "sample", "evaluate", "attack", "sweep", "runs", "classroom")
+COMMAND_MODULES = ("privacy", "data", "recommend", "train", "sample", "evaluate", "attack", "sweep", "runs", "classroom")
 
 
 class _Parser(argparse.ArgumentParser):

@@ -67,10 +67,10 @@ def run_warnings(run) -> tuple[list[str], dict | None]:
     if not run.has_model():
         return [], None
     from dpcore.evaluate.checks import fit_warnings
-    from dpcore.report import load_bundle
+    from dpcore.report import load_bundle, weak_run_advice
 
     bundle = load_bundle(run.path, n_samples=WARNING_SAMPLE)
-    return fit_warnings(bundle.synthetic, bundle.train, bundle.test)
+    return fit_warnings(bundle.synthetic, bundle.train, bundle.test, advice=weak_run_advice(bundle))
 
 
 def noise_summary(ledger, epsilon: float) -> dict:

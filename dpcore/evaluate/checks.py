@@ -40,8 +40,14 @@ def _rows_for_spread(features, most: int = SPREAD_ROWS) -> np.ndarray:
     return np.asarray(x[::step], dtype=np.float64)
 
 
-def synthetic_warnings(synthetic, train, test=None, utility=None) -> list[str]:
-    """Warnings, most serious first ([] when nothing looks wrong). `utility`: a UtilityResult or None."""
+# Said after a weak run when the caller does not know the run's settings (then no limit is known).
+GENERIC_ADVICE = "Try a larger ε or the model the Train page recommends for this data."
+
+
+def synthetic_warnings(synthetic, train, test=None, utility=None, advice: str | None = None) -> list[str]:
+    """Warnings, most serious first ([] when nothing looks wrong). `utility`: a UtilityResult or None.
+    advice: what to try when utility is at chance (dpcore.report.weak_run_advice, which knows the
+    run's settings and their limits); GENERIC_ADVICE without it."""
     out: list[str] = []
     if synthetic is None or synthetic.n == 0:
         return ["The model generated no rows."]
@@ -71,7 +77,7 @@ def synthetic_warnings(synthetic, train, test=None, utility=None) -> list[str]:
             out.append("Utility could not be measured: the synthetic data has too few classes to train a classifier.")
         elif chance is not None and value <= chance + 0.01:
             out.append(f"Utility ({metric} {value:.3f}) is at or below chance ({chance:.3f}): classifiers trained "
-                       "on these rows learn nothing about the real data. Try a larger ε or more epochs.")
+                       "on these rows learn nothing about the real data. " + (advice or GENERIC_ADVICE))
     return out
 
 
@@ -140,12 +146,15 @@ def target_check(synthetic, test, seed: int = 0) -> dict | None:
                            f"(chance {chance:.2f}): {verdict}."}
 
 
-def fit_warnings(synthetic, train, test=None) -> tuple[list[str], dict | None]:
+def fit_warnings(synthetic, train, test=None, advice: str | None = None) -> tuple[list[str], dict | None]:
     """What `train` and the Train page say after a run: (warnings, target check). Warnings: the
     columns whose preprocessing is not covered, a missing class, the columns that collapsed (named),
-    and the target check's text when the rows do not predict the target."""
+    and the target check's text when the rows do not predict the target, followed by `advice`
+    (what to try, see synthetic_warnings)."""
     check = target_check(synthetic, test)
     out = coverage_warnings(train) + synthetic_warnings(synthetic, train)
+    if check and not check["predicts"] and advice:
+        check = {**check, "text": check["text"] + " " + advice}
     return out + ([check["text"]] if check and not check["predicts"] else []), check
 
 

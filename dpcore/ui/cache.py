@@ -70,19 +70,21 @@ def cached_utility(name: str, mtime: float):
 def synthetic_warnings(name: str, mtime: float) -> list[str]:
     """Plain-words warnings (a class never generated, a collapsed column, utility at chance)."""
     from dpcore.evaluate.checks import synthetic_warnings as check
+    from dpcore.report import weak_run_advice
 
     b = _bundle(name, mtime)
     res = cached_utility(name, mtime)[0] if b.synthetic.labels is not None and b.test.labels is not None else None
-    return check(b.synthetic, b.train, b.test, res)
+    return check(b.synthetic, b.train, b.test, res, advice=weak_run_advice(b))
 
 
 @st.cache_data(max_entries=32, show_spinner="Checking the synthetic rows…")
 def fit_warnings(name: str, mtime: float) -> tuple[list[str], dict | None]:
     """The Train page's after-run checks (what `train` prints): (warnings, target check)."""
     from dpcore.evaluate.checks import fit_warnings as check
+    from dpcore.report import weak_run_advice
 
     b = _bundle(name, mtime)
-    return check(b.synthetic, b.train, b.test)
+    return check(b.synthetic, b.train, b.test, advice=weak_run_advice(b))
 
 
 @st.cache_data(max_entries=32, show_spinner="Comparing marginals…")
