@@ -130,10 +130,15 @@ if live is not None:
 from dpcore.models import MODELS  # noqa: E402 (cheap: models are imported on first use)
 
 names = list(MODELS)
-model = st.selectbox("Model", names, index=names.index(ui.DEFAULT_MODEL) if ui.DEFAULT_MODEL in names else 0,
-                     key="train.model", format_func=lambda n: ui.model_info(n)["label"])
+recommended = ui.recommended_model(choice, train)  # preselects it in the box below for new data
+model = st.selectbox("Model", names, key="train.model", format_func=lambda n: ui.model_info(n)["label"])
 info = ui.model_info(model)
 st.caption(info["description"])
+if model == recommended.model:
+    st.caption(":material/recommend: Recommended for this data. " + md(recommended.reason))
+else:
+    st.info(f"Recommended for this data: **{ui.model_info(recommended.model)['label']}**. "
+            + md(recommended.reason), icon=":material/recommend:")
 fields = {p.name: p for p in ui.config_fields(info["config_class"])}
 public_rows = ui.public_size(choice, train.n)  # a built-in's row count; None for a file (private)
 # the model's own defaults for this size, the ones the CLI's RunConfig fills in (P3GM: ε and epochs)

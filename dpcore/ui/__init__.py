@@ -68,6 +68,7 @@ from dpcore.ui.forms import (
                              default_delta,
                              model_info,
                              plan_preview,
+                             recommended_model,
                              remember_params,
                              remembered_params,
 )
@@ -103,7 +104,7 @@ __all__ = [
     "config_fields", "config_widget", "data_choice", "data_config_fields", "data_facts_json", "data_label",
     "default_data_choice", "default_delta", "eta_seconds", "fmt_eps", "fmt_seconds", "guard", "headline_missing", "key",
     "latent", "run_summaries", "live_run", "load_data", "cached_marginals", "model_info", "model_runs", "one_way",
-    "parse_table", "parse_upload", "plan_preview",
+    "parse_table", "parse_upload", "plan_preview", "recommended_model",
     "remember_params", "remembered_params", "report_html", "run_mtime", "run_picker", "runs_root", "samples",
     "save_upload", "set_data_choice", "table_gone", "set_live_run", "set_sweep_state", "sidebar_status", "sweep_state",
     "synthetic_csv", "synthetic_warnings", "fit_warnings", "upload_limit_bytes", "cached_utility", "utility_points", "model_claim", "what_eps_covers",

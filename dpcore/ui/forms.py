@@ -83,6 +83,29 @@ def model_info(name: str) -> dict:
 
 
 
+_RECOMMENDED_FOR = "dpcore.recommended_for"  # the data the model box was last preselected for
+
+
+def recommended_model(data: dict, train):
+    """The Recommendation for the session's data (dpcore.models.recommend: image or table and its
+    columns, never its rows), preselected in the Train page's model box the first time the page
+    sees this data. A user's own pick stays while the data stays, another dataset starts from its
+    own recommendation, and a model the session already holds when the page first opens (a
+    reload's ?model=) is kept."""
+    from dpcore.models import MODELS
+    from dpcore.models.recommend import recommend
+    from dpcore.ui.persist import MODEL_KEY
+
+    rec = recommend(train)
+    here = data.get("dataset") or data.get("csv") or json.dumps(data, sort_keys=True, default=str)
+    seen = st.session_state.get(_RECOMMENDED_FOR)
+    if seen != here:
+        st.session_state[_RECOMMENDED_FOR] = here
+        if (seen is not None or st.session_state.get(MODEL_KEY) not in MODELS) and rec.model in MODELS:
+            st.session_state[MODEL_KEY] = rec.model
+    return rec
+
+
 def data_facts_json(train) -> str:
     """What a model's plan needs of the training rows (counts, shape, DP preprocessing), as JSON."""
     from dpcore.models.synthesizer import DataFacts
