@@ -46,13 +46,17 @@ class RunBundle:
 
 def load_bundle(run_dir, n_samples: int | None = None, seed: int = 0) -> RunBundle:
     """Open a run, load its model and data, draw `n_samples` (default: as many as the model's
-    released row count ñ, or the training rows for models that publish none, e.g. ε = ∞)."""
+    released row count ñ; the training rows for a run without DP (ε = ∞); MAX_SYNTHETIC for a
+    private model that releases no ñ (GS-WGAN): the drawn rows are downloadable, covered by ε, and
+    their count must not be the private n)."""
     from dpcore.runs.store import Run
 
     run = Run.load(run_dir)
     model = run.load_model()
     train, test = run.load_data()
-    rows = getattr(model, "released_rows", None) or train.n  # never the private n when ñ exists
+    rows = getattr(model, "released_rows", None)
+    if rows is None:
+        rows = MAX_SYNTHETIC if math.isfinite(run.epsilon) else train.n
     n = min(rows, MAX_SYNTHETIC) if n_samples is None else int(n_samples)
     return RunBundle(run, model, train, test, model.sample(n, seed=seed))
 

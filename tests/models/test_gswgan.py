@@ -243,3 +243,17 @@ def test_the_training_log_does_not_depend_on_the_row_count(digits):
         calibrations.append(model.calibration)
     assert logs[0] == logs[1] and len(logs[0]) == TINY["warmup_steps"] + TINY["steps"]
     assert calibrations[0] == calibrations[1]
+
+
+def test_a_runs_drawn_sample_does_not_count_its_rows(tmp_path):
+    """GS-WGAN releases no ñ, so the rows a run draws for scoring and download (covered by ε) were
+    its exact training n; now a constant for neighbouring sizes."""
+    from dpcore.runs import RunConfig, train_run
+    from dpcore.runs.evaluation import MAX_SYNTHETIC, load_bundle
+
+    drawn = []
+    for n in (363, 364):
+        cfg = RunConfig("gs-wgan", {**TINY, "epsilon": 5.0}, {"dataset": "digits", "n": n, "test_size": 0.0})
+        b = load_bundle(train_run(cfg, tmp_path / "runs", name=f"g{n}").path)
+        drawn.append((b.train.n, b.synthetic.n))
+    assert drawn == [(363, MAX_SYNTHETIC), (364, MAX_SYNTHETIC)]

@@ -82,6 +82,7 @@ def _published(run_dir) -> dict:
 
     config = json.loads((run_dir / "config.json").read_text())
     config["data"].pop("csv")  # the file's path (d.csv / d1.csv) is the test's, not the run's
+    config["data"].pop("split_key_id")  # random per stored table (tests/privacy/test_published_bytes.py)
     model = json.loads((run_dir / "model" / "model.json").read_text())
     for key, fields in NOISY.items():
         for f in fields:
@@ -94,7 +95,7 @@ def _published(run_dir) -> dict:
     ledger = json.loads((run_dir / "ledger.json").read_text())
     status = json.loads((run_dir / "status.json").read_text())
     status = {k: status.get(k) for k in ("status", "step", "total_steps", "epsilon", "message")}
-    events = [{k: e.get(k) for k in ("phase", "step", "total_steps", "epsilon")}
+    events = [{k: e.get(k) for k in ("phase", "step", "total_steps", "epoch", "epsilon")}
               for e in (json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines())]
     settings = settings_section(load_bundle(run_dir, n_samples=10))
     return {"config": config, "model": model, "ledger": ledger, "status": status, "events": events,
