@@ -50,8 +50,13 @@ def _usefulness(name: str, path: Path) -> None:
         score_refusal,
         stored_score,
     )
+    from dpcore.ui.workspace import is_published
 
     run = Run(path)
+    if is_published(path):  # the class's copy: a score would change every student's ε
+        st.caption("Usefulness covered by ε: a published run is read-only; score the original in its "
+                   "owner's workspace before publishing.")
+        return
     if math.isinf(run.epsilon):
         st.caption("Usefulness covered by ε: not for this run (ε = ∞, nothing it releases is covered).")
         return
@@ -164,6 +169,8 @@ else:
                                  "ledger, synthetic samples (no real rows, no scores against real data)"),
                    "private": ("Private report", "Everything, including real rows, raw losses and the attack: "
                                "not covered by ε, for the data owner only")}
+        if ui.read_only():  # a student on a published run: the private report would score (and write) it
+            exports.pop("private")
         from dpcore.release import REPORT_ROWS
 
         rows = c.number_input("Synthetic rows in the report", min_value=1, max_value=20_000, value=REPORT_ROWS,

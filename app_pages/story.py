@@ -8,6 +8,7 @@ from dpcore import ui
 from dpcore.report import load_evaluation
 from dpcore.text import md
 from dpcore.ui import class_queue, story, story_job
+from dpcore.ui.workspace import base_root, show_published
 
 st.title("Story")
 st.caption("Privacy in one screen: the same model trained on the same rows twice — with privacy (P3GM) and "
@@ -19,18 +20,32 @@ choice = ui.data_choice()
 train, _ = ui.load_data(choice)
 configs = story.story_configs(story_job.data_fields(choice), train.n)
 eps = configs[0].params["epsilon"]
-in_class = class_queue.member() is not None  # class mode: the pair is a job of the class queue
+member = class_queue.member()
+in_class = member is not None  # class mode: the pair is a job of the class queue
+student = in_class and not member.is_lecturer
 job = None if in_class else story_job.current_job()
 queued = class_queue.session_job("story") if in_class else None
 busy = (job is not None and job.is_alive()) or (queued is not None and not queued.ended)
 runs = ui.model_runs()
 pair = story.saved_pair(runs, story.story_key(configs))
 label = "Train the Story again" if pair else "Train the Story"
-st.button(f"{label} on {ui.data_label()}", type="primary" if not pair else "secondary",
-          icon=":material/play_arrow:", key="story.train", disabled=busy,
-          on_click=class_queue.submit_pair if in_class else story_job.start_story, args=(configs, ui.runs_root()),
-          help=f"P3GM at ε = {eps:g} and PGM (ε = ∞) with the same settings, then their scores, the attacks "
-               "and a canary audit of each — one job; a second click or tab joins it")
+button = dict(icon=":material/play_arrow:", key="story.train", disabled=busy,
+              on_click=class_queue.submit_pair if in_class else story_job.start_story, args=(configs, ui.runs_root()),
+              help=f"P3GM at ε = {eps:g} and PGM (ε = ∞) with the same settings, then their scores, the attacks "
+                   "and a canary audit of each — one job; a second click or tab joins it")
+if student and ui.read_only():  # the lecturer's pair: open it, never retrain it from here
+    st.caption("The lecturer's published Story, read-only. For a pair of your own, pick **My workspace** under "
+               "*Runs of* in the sidebar.")
+elif student and not pair and not busy:
+    if story_job.published_pair(base_root(), configs):
+        st.info("The lecturer published this Story: open it instead of training thirty identical pairs.",
+                icon=":material/campaign:")
+        st.button("Open the published Story", type="primary", icon=":material/open_in_new:", key="story.published",
+                  on_click=show_published)
+    with st.expander("Train a pair of my own (it waits its turn in the class queue)"):
+        st.button(f"Train my own Story on {ui.data_label()}", type="secondary", **button)
+else:
+    st.button(f"{label} on {ui.data_label()}", type="primary" if not pair else "secondary", **button)
 st.caption(md(f"Private: P3GM at ε = {eps:g}, the default for {train.n:,} training rows (small data needs a "
               "larger ε). Not private: PGM, the same pipeline and settings without noise."))
 

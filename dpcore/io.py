@@ -15,10 +15,22 @@ import numpy as np
 
 from dpcore.errors import RunError
 
+READ_ONLY_MARK = ".published"  # in a run folder: a copy the lecturer published, read-only for everyone
+
+
+def check_writable(path: Path) -> None:
+    """Refuse a write into a published run (its folder, or its model/ inside it, holds the mark):
+    scores, evaluations, attacks and side files stay out of what the whole class opens."""
+    for folder in (path.parent, path.parent.parent):
+        if (folder / READ_ONLY_MARK).is_file():
+            raise RunError(f"{folder.name} is a published run and read-only: nothing is written into it "
+                           "(score or export a run of your own workspace)")
+
 
 def atomic_write_bytes(path: str | os.PathLike, payload: bytes) -> None:
     """Write via a temporary file + os.replace, so a crash never leaves a half-written file."""
     path = Path(path)
+    check_writable(path)
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     except FileNotFoundError:  # never re-create a folder (e.g. a run deleted while it trains)

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from dpcore.classroom.classfile import _NAME, ClassFile, ClassFileError, Member
 from dpcore.errors import RunError
+from dpcore.io import READ_ONLY_MARK
 
 WORKSPACES = "workspaces"
 PUBLISHED = "published"
@@ -67,7 +68,8 @@ def publish_run(base: Path, run_path: Path) -> Path:
 
     Only runs on built-in datasets: a published run is opened by every student, and the pages
     show a run's real rows beside its synthetic ones — an uploaded table's rows must not reach the
-    class. The copy keeps no link to the source (a later change to the original changes nothing)."""
+    class. The copy keeps no link to the source (a later change to the original changes nothing) and
+    holds the read-only mark (`dpcore.io.READ_ONLY_MARK`): no write of anyone's reaches it again."""
     from dpcore.runs.store import Run
 
     src = Path(run_path)
@@ -89,6 +91,7 @@ def publish_run(base: Path, run_path: Path) -> Path:
     tmp = Path(tempfile.mkdtemp(prefix=f".{run.name}.publish-", dir=root))
     try:
         shutil.copytree(src, tmp / run.name, symlinks=True)
+        (tmp / run.name / READ_ONLY_MARK).write_text("published: read-only for the whole class\n")
         os.replace(tmp / run.name, target)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -388,7 +388,8 @@ class Queue:
     def _start(self, job: QueuedJob) -> None:
         assert self.executor is not None  # tick() checked it
         root = resolve_root(self.base, job.root)
-        spec = {"job": job.id, "root": str(root), "configs": job.configs, "control": str(self.dir.resolve())}
+        spec = {"job": job.id, "kind": job.kind, "root": str(root), "configs": job.configs,
+                "control": str(self.dir.resolve())}
         job.state, job.started, job.attempts = "running", time.time(), job.attempts + 1
         self._save(job)  # running before it is submitted: a crash in between reads as lost
         try:

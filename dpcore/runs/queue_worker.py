@@ -48,6 +48,17 @@ class _StopFile(threading.Thread):
                 return
 
 
+def trainings(spec: dict) -> list[Training]:
+    """The job's trainings: a Story pair's are scored after they train (utility, attacks and the
+    canary audit, as the single-user Story does), every other job's are plain trainings."""
+    configs = [RunConfig.from_dict(c) for c in spec["configs"]]
+    if spec.get("kind") == "story" and len(configs) == 2:
+        from dpcore.ui.story_job import pair_trainings  # the Story's scoring (no Streamlit at import)
+
+        return pair_trainings(configs)
+    return [Training(c) for c in configs]
+
+
 def run_queued(spec: dict) -> dict:
     """Train spec["configs"] (RunConfig dicts) under spec["root"], one after another; the first
     that fails or stops ends the job. Returns (and writes to the result file) {"status", "runs",
@@ -80,16 +91,19 @@ def run_queued(spec: dict) -> dict:
         state["runs"] = [*state["runs"], run.target_name]
         publish(force=True)
 
+    def say(text: str) -> None:
+        state["phase"] = str(text)[:120]
+        publish(force=True)
+
     results: list[dict] = []
     error = None
     try:
-        for i, cfg in enumerate(spec["configs"]):
+        for i, training in enumerate(trainings(spec)):
             if stop.is_set():
                 break
-            state.update(index=i, step=0, total_steps=None)
+            state.update(index=i, step=0, total_steps=None, phase="training")
             publish(force=True)
-            results.append(run_training(Training(RunConfig.from_dict(cfg)), root, callback, stop=stop,
-                                        on_created=created))
+            results.append(run_training(training, root, callback, stop=stop, on_created=created, say=say))
             if results[-1].get("status") != "done":
                 break
     except BaseException as exc:  # noqa: BLE001 - the job's error is its result, never lost

@@ -28,11 +28,22 @@ def _score(run, say, role: str, key: str) -> None:
     score_side(run, role, key, progress=say)
 
 
+def pair_trainings(pair: list, key: str | None = None) -> list:
+    """The pair as two Trainings, each scored after it trains (utility, attacks, canary audit):
+    the single-user job's and the class queue's worker's (a queued Story is audited too)."""
+    from dpcore.runs.job import Training
+
+    key = key or story_key(pair)
+    return [Training(cfg, label=f"{SIDE[role]} ({MODEL_NAMES[role]})", weight=SIDE_SHARE[role],
+                     train_share=TRAIN_SHARE, after=functools.partial(_score, role=role, key=key),
+                     after_steps=SCORE_STEPS) for role, cfg in zip(ROLES, pair)]
+
+
 def story_job(configs: list | None, root, choice: dict | None = None):
     """The Story as a job. `configs`: the pair; or None and `choice` (a data choice): the job loads
     the data and builds the pair itself (the app's first start, which must not wait for the data),
     and trains nothing when that pair is saved already. Its summary: {"key", "pair"}."""
-    from dpcore.runs.jobs import Job, Training
+    from dpcore.runs.jobs import Job
 
     found: dict = {}
 
@@ -41,9 +52,7 @@ def story_job(configs: list | None, root, choice: dict | None = None):
         found["key"] = key = story_key(pair)
         if configs is None and saved_pair(_summaries(root), key):  # trained by an earlier start
             return []
-        return [Training(cfg, label=f"{SIDE[role]} ({MODEL_NAMES[role]})", weight=SIDE_SHARE[role],
-                         train_share=TRAIN_SHARE, after=functools.partial(_score, role=role, key=key),
-                         after_steps=SCORE_STEPS) for role, cfg in zip(ROLES, pair)]
+        return pair_trainings(pair, key)
 
     def finish(handle) -> dict:
         return {"key": found.get("key"), "pair": tuple(r.name for r in handle.runs) if handle.runs else None}
@@ -67,6 +76,14 @@ def start_story(configs: list | None, root, choice: dict | None = None):
     from dpcore.runs import jobs
 
     return jobs.start(story_job(configs, root, choice))
+
+
+def published_pair(base, configs: list) -> tuple[str, str] | None:
+    """The Story pair of these configs among the runs the lecturer published (class mode), if any."""
+    from dpcore.classroom import published_root
+
+    root = published_root(base)
+    return saved_pair(_summaries(root), story_key(configs)) if root.is_dir() else None
 
 
 def data_fields(choice: dict) -> dict:

@@ -76,6 +76,28 @@ def is_published(path) -> bool:
         return False
 
 
+def show_published() -> None:
+    """Point the pages at the published runs (a button's callback: before the sidebar's picker draws)."""
+    st.session_state[VIEW] = PUBLISHED
+
+
+def first_view(member: Member) -> str:
+    """Where a session starts: a student with no runs of their own lands on what the lecturer
+    published (the class's Story pair among it), everyone else on their own workspace."""
+    if member.is_lecturer:
+        return OWN
+    from dpcore.runs.store import list_runs
+
+    try:
+        own = workspace_root(base_root(), member)
+        pub = published_root(base_root())
+        if not (own.is_dir() and list_runs(own)) and pub.is_dir() and list_runs(pub):
+            return PUBLISHED
+    except Exception:  # noqa: BLE001 - a broken folder: the ordinary default
+        pass
+    return OWN
+
+
 def run_path(name: str, root: Path | None = None) -> Path:
     """The folder of run `name` inside `root` (default: the view), never outside it."""
     return run_folder(view_root() if root is None else root, name)
@@ -87,6 +109,8 @@ def view_picker(member: Member) -> None:
     options = [OWN, PUBLISHED]
     if member.is_lecturer and cf is not None:
         options += [m.name for m in cf.members if m != member]
+    if VIEW not in st.session_state:
+        st.session_state[VIEW] = first_view(member)
     if st.session_state.get(VIEW) not in options:
         st.session_state[VIEW] = OWN
     labels = {OWN: "My workspace", PUBLISHED: "Published to the class" + ("" if member.is_lecturer else " (read-only)")}

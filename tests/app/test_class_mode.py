@@ -231,3 +231,51 @@ def test_class_mode_never_autostarts_the_story(klass, monkeypatch):
     at.query_params["dataset"] = "digits"
     at.run()
     assert len(calls) == 1
+
+
+def _tree_bytes(root) -> dict:
+    """Every file under `root` with its bytes (what a byte-identical check compares)."""
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_every_click_of_a_student_in_the_published_view_leaves_published_byte_identical(klass, runs_dir):
+    """Read-only means read-only: a student once added a usefulness score to the lecturer's published
+    run (its ledger, so every student's ε changed). Each button of every page that opens runs is
+    clicked in a fresh session, and published/ must not change by one byte."""
+    from dpcore.classroom import publish_run
+
+    published = runs_dir / "published"
+    if not (published / "lecture-run").is_dir():
+        publish_run(runs_dir, klass["roots"]["lecturer"] / "lecture-run")
+    before = _tree_bytes(published)
+    clicked = []
+    for page in ("runs", "compare", "privacy", "story"):
+        at = _signed_in(klass, "student-02", page, view="published")
+        keys = [b.key for b in at.button if b.key and not b.disabled and b.key != "signin.out"]
+        for key in keys:
+            at = _signed_in(klass, "student-02", page, view="published")
+            if key not in {b.key for b in at.button}:
+                continue
+            at.button(key=key).click().run()
+            clicked.append(f"{page}:{key}")
+            assert _tree_bytes(published) == before, f"{page}: the button {key} wrote into published/"
+    assert "runs:runs.release_score" not in clicked  # the score offer is gone from a published run
+    assert {"runs:runs.export.shareable", "privacy:privacy.audit"} <= set(clicked), clicked
+
+
+def test_a_published_copy_refuses_every_write_whoever_asks(klass, runs_dir):
+    """The library's own guard, below the pages: a score, an evaluation or a side file."""
+    from dpcore.classroom import publish_run
+    from dpcore.errors import RunError
+    from dpcore.io import atomic_write_json
+    from dpcore.runs.evaluation import save_evaluation
+
+    published = runs_dir / "published" / "lecture-run"
+    if not published.is_dir():
+        publish_run(runs_dir, klass["roots"]["lecturer"] / "lecture-run")
+    before = _tree_bytes(published)
+    with pytest.raises(RunError, match="published run and read-only"):
+        save_evaluation(published, utility={"mean": 0.5})
+    with pytest.raises(RunError, match="published run and read-only"):
+        atomic_write_json(published / "model" / "extra.json", {})
+    assert _tree_bytes(published) == before

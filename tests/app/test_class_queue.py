@@ -193,3 +193,16 @@ def test_the_queue_page_shows_live_counts_in_queue_order_results_and_the_service
     assert "1 running, 2 waiting" in text and not lect.warning  # live counts; the service is up
     assert "pgm-digits-r1" in text and lect.button(key=f"queue.open.{first.id}")
     class_queue.forget_queues()
+
+
+def test_a_student_with_no_runs_lands_on_what_the_lecturer_published(classroom, tmp_path, monkeypatch):
+    from dpcore.ui import workspace
+
+    who, _, _ = classroom
+    monkeypatch.setenv("DPCORE_RUNS_DIR", str(tmp_path / "base"))
+    alice, lecturer = who["members"]["student-01"], who["members"]["lecturer"]
+    assert workspace.first_view(alice) == workspace.OWN  # nothing published yet
+    monkeypatch.setattr("dpcore.runs.store.list_runs", lambda root: ["a run"] if root.name == "published" else [])
+    (tmp_path / "base" / "published").mkdir(parents=True, exist_ok=True)
+    assert workspace.first_view(alice) == workspace.PUBLISHED
+    assert workspace.first_view(lecturer) == workspace.OWN  # the lecturer starts in their own workspace
