@@ -82,11 +82,12 @@ def data_kind(data, schema=None) -> DataKind:
         data = next(i for i in list_datasets() if i.name == key)
     if hasattr(data, "kind") and hasattr(data, "columns") and isinstance(data.columns, int):  # DatasetInfo
         return DataKind(image=data.kind == "image", columns=int(data.columns))
-    if getattr(data, "image_shape", None) is not None:  # an image Dataset
-        return DataKind(image=True, columns=int(data.n_features))
-    table = getattr(data, "schema", None) if hasattr(data, "encoder") else data  # a table Dataset
-    if hasattr(table, "feature_columns"):  # a Schema
-        return DataKind(image=False, columns=len(table.feature_columns))
+    if hasattr(data, "image_shape") and hasattr(data, "n_features"):  # a Dataset
+        if data.image_shape is None and hasattr(data.schema, "feature_columns"):
+            return DataKind(image=False, columns=len(data.schema.feature_columns))
+        return DataKind(image=data.image_shape is not None, columns=int(data.n_features))
+    if hasattr(data, "feature_columns"):  # a Schema
+        return DataKind(image=False, columns=len(data.feature_columns))
     names = getattr(data, "columns", None)
     if names is None or not hasattr(data, "iloc"):
         raise InvalidParameter(f"cannot recommend a model for {type(data).__name__}: give a table, a "

@@ -77,7 +77,10 @@ def test_only_public_facts_enter_the_recommendation():
     frame, schema = load_table("credit")
     full = recommend(frame, schema={"target": schema.target})
     assert full == recommend(frame.iloc[:0], schema={"target": schema.target}) == recommend(schema)
-    assert full == recommend("credit")
+    assert full == recommend("credit") == recommend(_credit_train())
+    from dpcore.data import load_split
+
+    assert recommend(load_split("digits")[0]) == recommend("digits")  # a Dataset, as the Train page asks
     assert recommend(DataKind(image=False, columns=6)).model == TABLE_MODEL
 
 
