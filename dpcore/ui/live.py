@@ -95,7 +95,12 @@ def sidebar_status() -> None:
             icon = {"done": ":material/check_circle:", "stopped": ":material/stop_circle:",
                     "failed": ":material/error:"}.get(state, ":material/hourglass_top:")
             st.caption(f"{icon} Your run {md(live.run_name or '…')}: {state}")
-        st.caption(f"Runs are saved in {md(shown_path(runs_root()))}")
+        from dpcore.ui.signin import current_member
+
+        if current_member() is None:  # class mode: a server's folders are nobody's business but its operator's
+            st.caption(f"Runs are saved in {md(shown_path(runs_root()))}")
+        else:
+            st.caption("Runs are saved in your workspace on the class's server.")
 
 
 def eta_seconds(progress: list[tuple[float, int, str]], total_steps: int, min_span: float = 1.0) -> float | None:

@@ -279,3 +279,10 @@ def test_a_published_copy_refuses_every_write_whoever_asks(klass, runs_dir):
     with pytest.raises(RunError, match="published run and read-only"):
         atomic_write_json(published / "model" / "extra.json", {})
     assert _tree_bytes(published) == before
+
+
+def test_a_student_is_never_shown_the_servers_folders(klass, runs_dir):
+    at = _signed_in(klass, "student-02", "runs")
+    sent = _everything(at)
+    assert str(runs_dir).encode() not in sent and str(runs_dir.resolve()).encode() not in sent
+    assert b"your workspace on the class" in sent
