@@ -10,6 +10,12 @@ form writes), the queue, the executor and the pages are the real ones; each stud
 submitted as the Train page's button submits it.
 
     .venv/bin/python bench/class_load.py [--students 30] [--cpus 2] [--json]
+
+With `--browsers N` it measures the class as it is really started instead (bench/class_browsers.py):
+`make run CLASS=…`, N headless Chromium sessions signing in and pressing "Start training" at once,
+and `kill -9` of the Ray head mid-run (docs/class-mode.md has the numbers):
+
+    .venv/bin/python bench/class_load.py --browsers 6 [--shots docs/screenshots] [--json]
 """
 from __future__ import annotations
 
@@ -126,9 +132,23 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--students", type=int, default=30)
     p.add_argument("--cpus", type=int, default=os.cpu_count() or 1, help="the local Ray's CPUs (job slots)")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--browsers", type=int, default=0,
+                   help="real browsers against `make run CLASS=…` (lecturer + N-1 students), with a Ray kill")
+    p.add_argument("--shots", default=None, help="with --browsers: a folder for the Queue page's screenshots")
     a = p.parse_args(argv)
-    if a.students < 1 or a.cpus < 1:
-        p.error("--students and --cpus must be ≥ 1")
+    if a.students < 1 or a.cpus < 1 or a.browsers < 0 or a.browsers == 1:
+        p.error("--students and --cpus must be ≥ 1, --browsers 0 or ≥ 2")
+    if a.browsers:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from class_browsers import run_class
+
+        shots = Path(a.shots) if a.shots else None
+        if shots:
+            shots.mkdir(parents=True, exist_ok=True)
+        r = run_class(a.browsers, shots=shots)
+        print(json.dumps(r) if a.json else "\n".join(f"{k:>22}: {v}" for k, v in r.items()))
+        ok = r["lost"] == 0 and r["done"] + r["failed"] + r["interrupted"] == r["jobs_found"] == a.browsers
+        return 0 if ok and not r["web_health_failures"] and not r["web_server_restarted"] else 1
     r = run_load(a.students, a.cpus)
     if a.json:
         print(json.dumps(r))

@@ -44,6 +44,7 @@ def serve(base, *, address: str | None = None, num_cpus: int | None = None, ever
     qdir = base / QUEUE_DIR
     qdir.mkdir(parents=True, exist_ok=True)
     stop = stop or threading.Event()
+    previous: dict = {}
     try:
         if executor is None:
             from dpcore.runs.queue_ray import RayExecutor
@@ -53,7 +54,7 @@ def serve(base, *, address: str | None = None, num_cpus: int | None = None, ever
         q._claim()
         if threading.current_thread() is threading.main_thread():  # after Ray's start: it sets its own
             for sig in (signal.SIGTERM, signal.SIGINT):
-                signal.signal(sig, lambda *_: stop.set())
+                previous[sig] = signal.signal(sig, lambda *_: stop.set())
     except DPCoreError as exc:
         write_heartbeat(qdir, slots=None, error=str(exc))
         print(f"training service: {exc}", file=sys.stderr, flush=True)
@@ -76,6 +77,8 @@ def serve(base, *, address: str | None = None, num_cpus: int | None = None, ever
                     break
             q.beat()
     finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
         q.close()
         if code == 0:
             shutdown = getattr(executor, "shutdown", None)

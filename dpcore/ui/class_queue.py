@@ -224,7 +224,7 @@ def jobs_table(owner: str | None) -> None:
         st.info("No jobs yet: start a training on the Train page.", icon=":material/info:")
         return
     for job in jobs:
-        c1, c2, c3 = st.columns([3, 5, 1])
+        c1, c2, c3 = st.columns([3, 4, 1.4])
         who = f" · {md(job.owner)}" if owner is None else ""
         c1.markdown(f"{STATE_ICONS.get(job.state, '')} **{md(job.title)}**{who}")
         line = status_line(q, job)

@@ -1,0 +1,116 @@
+"""Class mode as it is documented to start (`python -m dpcore class serve`, what `make run CLASS=…`
+runs): a real web server, a real training service with its local Ray; a job submitted as a page
+submits it; `kill -9` of the Ray head while it runs. The web server must answer throughout (it
+used to die with Ray), the service must come back, and the job must end done."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+JOB = {"model": "dp-vae", "params": {"latent_dim": 4, "hidden": 16, "epochs": 60, "batch_size": 100,
+                                     "epsilon": 2.0}, "data": {"dataset": "digits", "split_seed": 0}}
+
+
+def _port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url + "/_stcore/health", timeout=5) as r:
+            return r.read().strip() == b"ok"
+    except OSError:
+        return False
+
+
+def _below(root: int, name: str) -> list[int]:
+    """Processes called `name` below `root` (by parent pid): this class's Ray head, not another's."""
+    kids: dict[int, list[int]] = {}
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                kids.setdefault(int((d / "stat").read_text().rsplit(")", 1)[1].split()[1]), []).append(int(d.name))
+            except (OSError, ValueError, IndexError):
+                pass
+    found, todo = [], [root]
+    while todo:
+        for k in kids.get(todo.pop(), []):
+            todo.append(k)
+            try:
+                if (Path("/proc") / str(k) / "comm").read_text().strip() == name:
+                    found.append(k)
+            except OSError:
+                pass
+    return found
+
+
+@pytest.mark.timeout(400)
+def test_the_web_server_outlives_a_killed_ray_and_the_job_still_ends_done(tmp_path):
+    pytest.importorskip("ray")
+    from dpcore.classroom.classfile import create_class
+    from dpcore.runs.queue import Queue
+    from dpcore.runs.queue_files import service_status
+
+    doc, _ = create_class("e2e", 1, kdf={"name": "scrypt", "n": 2**10, "r": 8, "p": 1})
+    (tmp_path / "class.json").write_text(json.dumps(doc))
+    runs, port = tmp_path / "runs", _port()
+    url = f"http://127.0.0.1:{port}"
+    log = open(tmp_path / "serve.log", "w")
+    env = {**os.environ, "DPCORE_QUEUE_SLOTS": "1"}
+    sup = subprocess.Popen([sys.executable, "-m", "dpcore", "class", "serve", "--file", str(tmp_path / "class.json"),
+                            "--address", "127.0.0.1", "--port", str(port), "--runs", str(runs)],
+                           cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    fails, stop, new_heads = [], threading.Event(), []
+    try:
+        end = time.time() + 120
+        while not (_healthy(url) and service_status(runs).up) and time.time() < end:
+            time.sleep(0.5)
+        assert _healthy(url) and service_status(runs).up, (tmp_path / "serve.log").read_text()[-2000:]
+
+        def watch():
+            while not stop.wait(1.0):
+                fails.append(not _healthy(url))
+
+        threading.Thread(target=watch, daemon=True).start()
+        q = Queue(runs)  # what the Train page does
+        job = q.submit([JOB], runs / "workspaces" / "student-01", "student-01")
+        while not q.progress(job.id).get("step") and time.time() < end + 60:
+            time.sleep(0.3)
+        heads = _below(sup.pid, "gcs_server")
+        assert heads, "no Ray head under the class's processes"
+        for pid in heads:
+            os.kill(pid, signal.SIGKILL)
+        end = time.time() + 240
+        while not q.get(job.id).ended and time.time() < end:
+            time.sleep(1)
+        stop.set()
+        done = q.get(job.id)
+        assert done.state == "done", (done, (runs / "_queue" / "service.log").read_text()[-2000:])
+        assert sum(fails) == 0 and len(fails) > 10  # the web server answered every second throughout
+        assert (runs / "_queue" / "service.log").read_text().count("dispatching ") >= 2  # a new service
+        assert _healthy(url) and sup.poll() is None
+        new_heads = _below(sup.pid, "gcs_server")
+        assert new_heads and not set(new_heads) & set(heads)  # the restarted service's own Ray
+    finally:
+        stop.set()
+        sup.send_signal(signal.SIGINT)
+        try:
+            sup.wait(60)
+        except subprocess.TimeoutExpired:
+            sup.kill()
+        log.close()
+    time.sleep(2)
+    assert not [p for p in new_heads if Path(f"/proc/{p}").exists()]  # stopping the class stopped its Ray

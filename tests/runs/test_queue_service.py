@@ -1,0 +1,95 @@
+"""The class's training service and its supervisor: the service dispatches, beats and leaves when
+its Ray stops answering; the supervisor starts it again whenever it exits and stops both children
+when the web server ends. (The whole set-up with real browsers and a Ray kill is
+bench/class_load.py --browsers; tests/runs/test_queue.py covers the queue itself.)"""
+from __future__ import annotations
+
+import sys
+import threading
+import time
+
+from dpcore.runs.class_server import supervise
+from dpcore.runs.queue import Queue
+from dpcore.runs.queue_files import service_status
+from dpcore.runs.queue_service import EXIT_RAY_LOST, serve
+
+CFG = {"model": "dp-vae", "params": {"epochs": 1}, "data": {"dataset": "digits"}}
+
+
+class Executor:
+    name = "test"
+
+    def __init__(self, alive=True):
+        self.started, self.results, self._alive = [], {}, alive
+
+    def slots(self):
+        return 2
+
+    def submit(self, spec):
+        self.started.append(spec)
+        return spec["job"]
+
+    def poll(self, handle):
+        return ("ok", self.results.pop(handle)) if handle in self.results else None
+
+    def cancel(self, handle):
+        pass
+
+    def reattach(self, job_id):
+        return None
+
+    def alive(self):
+        return self._alive
+
+
+def test_the_service_dispatches_what_a_page_submits_and_beats(tmp_path):
+    ex, stop = Executor(), threading.Event()
+    t = threading.Thread(target=lambda: serve(tmp_path, executor=ex, stop=stop, every=0.05), daemon=True)
+    t.start()
+    try:
+        page = Queue(tmp_path)
+        job = page.submit([CFG], tmp_path / "workspaces" / "alice", "alice")
+        end = time.time() + 10
+        while not ex.started and time.time() < end:
+            time.sleep(0.05)
+        assert [s["job"] for s in ex.started] == [job.id] and ex.started[0]["kind"] == "training"
+        assert service_status(tmp_path).up and service_status(tmp_path).slots == 2
+        ex.results[job.id] = {"status": "done", "runs": ["r1"], "error": None}
+        while page.get(job.id).state != "done" and time.time() < end:
+            time.sleep(0.05)
+        assert page.get(job.id).runs == ["r1"]
+    finally:
+        stop.set()
+        t.join(5)
+
+
+def test_the_service_leaves_when_ray_stops_answering_and_says_why_when_it_cannot_start(tmp_path):
+    assert serve(tmp_path, executor=Executor(alive=False), every=0.01, health_every=0.02) == EXIT_RAY_LOST
+
+    class Refused:
+        def __init__(self, *a, **k):
+            from dpcore.errors import DPCoreError
+
+            raise DPCoreError("Ray unreachable (test)")
+
+    import dpcore.runs.queue_ray as qr
+
+    real, qr.RayExecutor = qr.RayExecutor, Refused
+    try:
+        assert serve(tmp_path / "other") == 2
+    finally:
+        qr.RayExecutor = real
+    s = service_status(tmp_path / "other")
+    assert not s.up and s.error == "Ray unreachable (test)"
+
+
+def test_the_supervisor_restarts_a_dying_service_and_stops_with_the_web_server(tmp_path):
+    starts = tmp_path / "starts"
+    service = [sys.executable, "-c", f"open({str(starts)!r}, 'a').write('x'); raise SystemExit(3)"]
+    web = [sys.executable, "-c", "import time; time.sleep(5)"]
+    t0 = time.time()
+    code = supervise(tmp_path / "runs", class_file=tmp_path / "class.json", address="127.0.0.1", port=1,
+                     app=tmp_path / "app.py", service=service, web=web, poll=0.05)
+    assert code == 0 and time.time() - t0 < 20
+    assert len(starts.read_text()) >= 3  # started, then again after 1 s and after 2 s more
+    assert (tmp_path / "runs" / "_queue" / "service.log").exists()
