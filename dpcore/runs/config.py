@@ -52,6 +52,9 @@ class DataConfig:
     # CSV only: declared date columns and their formats, {column: one of dpcore.data.dates.FORMATS}
     # (else a date's format is read off the rows: not covered by ε). None in runs saved before it.
     date_formats: dict | None = None
+    # CSV only: the id of the split key the run trained with (dpcore.runs.uploads; random, set when
+    # the run is created): a replaced or missing key is refused, never silently redrawn.
+    split_key_id: str | None = None
 
     @property
     def keyed_split(self) -> bool:
@@ -84,7 +87,7 @@ class DataConfig:
         """
         from dpcore.data import load_split, read_csv, train_test_split
         from dpcore.data.split import all_rows, keyed_subset
-        from dpcore.runs.uploads import display_name, split_key
+        from dpcore.runs.uploads import display_name, split_key_for
 
         if self.dataset is not None:
             if self.test_size == 0:
@@ -108,7 +111,8 @@ class DataConfig:
                           undeclared="data" if self.dp_bounds_noise is None else "dp",
                           bounds_noise_multiplier=self.dp_bounds_noise or 10.0,
                           seed=noise.numpy("dp-bounds") if self.dp_bounds_noise is not None else None)
-        key = split_key(csv)
+        if self.n is not None or self.keyed_split:
+            key, key_id = split_key_for(csv, self.split_key_id)  # the run's own key, or refused
         if self.n is not None:
             if self.rows_share is None:
                 self.rows_share = _rows_share(ds, self.n, noise)
@@ -118,7 +122,9 @@ class DataConfig:
             return all_rows(ds), all_rows(test, role="test")
         if self.test_size == 0:
             return all_rows(ds), None
-        return train_test_split(ds, test_size=self.test_size, key=key)
+        train, test = train_test_split(ds, test_size=self.test_size, key=key)
+        test.meta["split_key_id"] = key_id  # which key drew the held-out rows (dpcore.runs.released_score)
+        return train, test
 
     def public_rows(self, train=None) -> int | None:
         """The training-row count a default may depend on: a built-in's (a public file with a public
@@ -200,6 +206,15 @@ class RunConfig:
     def to_dict(self) -> dict:
         return {"model": self.model, "params": dict(self.params),
                 "data": dataclasses.asdict(self.data), "name": self.name, "seed": self.seed}
+
+    def to_file_dict(self) -> dict:
+        """config.json's form: a kept CSV by its file name only, never the server's absolute path
+        (a run resolves it inside its ROOT/_uploads on load: dpcore.runs.safety.check_data_paths)."""
+        d = self.to_dict()
+        for key in ("csv", "test_csv"):
+            if d["data"].get(key) is not None:
+                d["data"][key] = Path(d["data"][key]).name
+        return d
 
     @classmethod
     def from_dict(cls, d: dict) -> RunConfig:

@@ -21,7 +21,7 @@ from dpcore.runs.config import RunConfig, now_iso
 from dpcore.runs.liveness import RunLock
 from dpcore.runs.naming import NAME_RE
 from dpcore.runs.store import PARTIAL, Run
-from dpcore.runs.uploads import is_upload, split_key_path, uploads_dir
+from dpcore.runs.uploads import forget_index, is_upload, split_key_path, uploads_dir
 
 
 def check_run_name(name: str) -> str:
@@ -97,7 +97,7 @@ def _write_new(path: Path, cfg: RunConfig, name: str) -> Run:
     from dpcore.runs.uploads import adopt_csvs
 
     cfg = dataclasses.replace(cfg, name=name, data=adopt_csvs(path.parent, cfg.data))
-    atomic_write_json(path / "config.json", cfg.to_dict())
+    atomic_write_json(path / "config.json", cfg.to_file_dict())
     atomic_write_json(path / "status.json", {"status": "created", "created": now_iso(),
                                              "created_ts": time.time()})
     return Run(path)
@@ -224,6 +224,7 @@ def forget_upload(root, csv: str | os.PathLike) -> bool:
             path.unlink()
         except FileNotFoundError:
             pass
+    forget_index(csv)
     return True
 
 
@@ -237,7 +238,7 @@ def rename_run(path, new_name: str) -> Run:
             raise RunError(f"a run named {new_name!r} already exists")
         _check_changeable(p)
         os.replace(p, target)
-        d = run.config.to_dict()
+        d = run.config.to_file_dict()
         d["name"] = new_name
         atomic_write_json(target / "config.json", d)
         return Run(target)

@@ -34,16 +34,24 @@ def _all_rows_marked(ledger) -> bool:
     return not any(r.name in ALL_ROWS_RECORDS and r.partition != "all" for r in ledger)
 
 
-def score_partition(ledger, test) -> str | None:
-    """"heldout" (parallel composition) when the held-out rows come from the file's keyed split
-    and every record that read all rows says so; None (sequential) otherwise."""
-    return "heldout" if (test.meta or {}).get("split") == "keyed" and _all_rows_marked(ledger) else None
+def score_partition(ledger, test, key_id: str | None) -> str | None:
+    """"heldout" (parallel composition) when the held-out rows come from the file's keyed split,
+    drawn by the key the run recorded it trained with (`key_id`: config.json's data.split_key_id),
+    and every record that read all rows says so; None (sequential) otherwise. Why the id: a key
+    that was deleted and redrawn puts training rows among the "held-out" ones; a run saved before
+    key ids records none, and its score composes sequentially (never an under-count)."""
+    meta = test.meta or {}
+    same_key = key_id is not None and meta.get("split_key_id") == key_id
+    return "heldout" if meta.get("split") == "keyed" and same_key and _all_rows_marked(ledger) else None
 
 
 def keyed_heldout(run, ledger=None) -> bool:
     """What `score_partition` finds once the rows are loaded, told from the run's config and
-    `ledger` (default: the run's) alone: the page sets its default before loading anything."""
-    return run.config.data.keyed_split and _all_rows_marked(run.ledger() if ledger is None else ledger)
+    `ledger` (default: the run's) alone: the page sets its default before loading anything (a key
+    that is not the run's any more is refused when the rows load: dpcore.runs.uploads)."""
+    data = run.config.data
+    return data.keyed_split and data.split_key_id is not None and _all_rows_marked(
+        run.ledger() if ledger is None else ledger)
 
 
 def default_score_epsilon(run) -> float:
@@ -141,7 +149,7 @@ def release_score(run_dir, epsilon: float = DEFAULT_SCORE_EPSILON, *, classifier
         raise InvalidParameter(why)
     delta = check.delta
     z = calibrate_gaussian(eps, delta)
-    partition = score_partition(ledger, b.test)
+    partition = score_partition(ledger, b.test, run.config.data.split_key_id)
     counts = held_out_class_counts(b.synthetic, b.test, classifier, seed)
     noisy = release_class_counts(counts, z, NoiseSource.secret().numpy("usefulness-score"),
                                  partition=partition, ledger=ledger)

@@ -129,13 +129,15 @@ def test_verify_flags_a_score_record_moved_into_the_training_records(run):
 def test_split_that_does_not_keep_rows_apart_composes_sequentially(run):
     from dpcore.privacy.ledger import MechanismRecord
 
-    keyed, seeded = _Meta({"split": "keyed"}), _Meta({"split": "stratified"})
+    keyed, seeded = _Meta({"split": "keyed", "split_key_id": "k1"}), _Meta({"split": "stratified"})
     led = PrivacyLedger([MechanismRecord("dataset-size", "gaussian", 10.0)])
-    assert score_partition(led, keyed) == "heldout" and score_partition(led, seeded) is None
+    assert score_partition(led, keyed, "k1") == "heldout" and score_partition(led, seeded, "k1") is None
+    # the held-out rows drawn by another key than the run's, or a run saved before key ids: sequential
+    assert score_partition(led, keyed, "k2") is None and score_partition(led, keyed, None) is None
     old_bounds = PrivacyLedger([MechanismRecord("preprocessing: noisy bounds", "gaussian", 10.0)])
-    assert score_partition(old_bounds, keyed) is None  # saved before all-rows records were marked
+    assert score_partition(old_bounds, keyed, "k1") is None  # saved before all-rows records were marked
     marked = PrivacyLedger([MechanismRecord("preprocessing: noisy bounds", "gaussian", 10.0, partition="all")])
-    assert score_partition(marked, keyed) == "heldout"
+    assert score_partition(marked, keyed, "k1") == "heldout"
 
 
 def test_a_second_score_is_refused_before_any_work(run):
@@ -244,7 +246,8 @@ def test_the_default_score_epsilon_is_what_leaves_the_runs_epsilon_as_it_is(run,
     offers. The prediction made from the config and ledger alone is the one the release then finds."""
     from dpcore.runs.released_score import default_score_epsilon, keyed_heldout
 
-    assert keyed_heldout(run) and score_partition(run.ledger(), load_bundle(run.path).test) == "heldout"
+    key_id = run.config.data.split_key_id
+    assert keyed_heldout(run) and score_partition(run.ledger(), load_bundle(run.path).test, key_id) == "heldout"
     eps = run.epsilon
     offered = default_score_epsilon(run)  # no record read every row here: the run's ε, to 0.01 below
     assert eps - 0.011 < offered <= eps
@@ -278,9 +281,9 @@ def test_a_split_that_adds_to_the_runs_epsilon_is_offered_the_small_default(run,
     old.add(MechanismRecord("preprocessing: noisy bounds", "gaussian", 10.0))
     unmarked = SimpleNamespace(config=run.config, ledger=lambda: old, delta=run.delta, epsilon=run.epsilon)
     assert not keyed_heldout(unmarked) and default_score_epsilon(unmarked) == DEFAULT_SCORE_EPSILON
-    assert score_partition(old, load_bundle(run.path).test) is None
+    assert score_partition(old, load_bundle(run.path).test, run.config.data.split_key_id) is None
     csv = run.config.data.csv  # a separate test file: the held-out people are not the training's other side
     apart = train_run(RunConfig("mst", {"epsilon": 1.0}, {"csv": csv, "test_csv": csv, "target": "y",
                                                            "bounds": {"age": [18, 90]}}), tmp_path / "runs")
     assert not keyed_heldout(apart) and default_score_epsilon(apart) == DEFAULT_SCORE_EPSILON
-    assert score_partition(apart.ledger(), load_bundle(apart.path).test) is None
+    assert score_partition(apart.ledger(), load_bundle(apart.path).test, apart.config.data.split_key_id) is None
