@@ -176,7 +176,7 @@ def _train_locked(run, cfg, model, train, callback, stop, on_created) -> Run:
         run = finish_run(run)
         run.set_status("stopped" if result.stopped else "done", finished=now_iso(),
                        seconds=round(time.time() - t0, 3), message=None, epsilon=eps,
-                       step=result.steps)
+                       step=result.steps, ledger_chain=run.ledger_chain())  # the heartbeat may have dropped it
     except BaseException as exc:
         _end(beat, guard)
         if not run.path.is_dir():  # moved into place already, or deleted under us
@@ -187,8 +187,9 @@ def _train_locked(run, cfg, model, train, callback, stop, on_created) -> Run:
         except Exception:  # noqa: BLE001 - best effort: the run is failing already
             pass
         try:
+            chain = run.ledger_chain() if (run.path / "ledger.json").is_file() else None
             run.set_status("failed", finished=now_iso(), seconds=round(time.time() - t0, 3),
-                           message=one_line(exc))
+                           message=one_line(exc), **({"ledger_chain": chain} if chain else {}))
             finish_run(run, replace=False)
         except Exception:  # noqa: BLE001 - the original error is the one to report
             pass

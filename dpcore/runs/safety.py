@@ -214,7 +214,7 @@ _STATUS_TYPES: dict[str, type | tuple[type, ...]] = {"status": str, "message": (
                  "finished": str, "phase": (str, type(None)), "host": str, "pid": int,
                  "created_ts": (int, float), "heartbeat": (int, float), "seconds": (int, float, type(None)),
                  "step": (int, type(None)), "total_steps": (int, type(None)),
-                 "epsilon": (int, float, str, type(None))}
+                 "epsilon": (int, float, str, type(None)), "ledger_chain": dict}
 
 
 def check_status(d, where: str) -> dict:
@@ -237,6 +237,8 @@ def check_ledger(d, where: str) -> dict:
             raise RunFileError(where, f"{k} must be a number")
     if not isinstance(d.get("private", True), bool):
         raise RunFileError(where, "private must be true or false")
+    if not isinstance(d.get("chain", {}), dict):
+        raise RunFileError(where, "chain must be an object")
     from dpcore.models.saved import ledger_records  # the one reader of a ledger list (model.json's too)
 
     ledger_records(d.get("records", []), where)

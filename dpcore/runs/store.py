@@ -173,19 +173,31 @@ class Run:
 
     # ------------------------------------------------------------------ privacy
     def save_ledger(self, ledger: PrivacyLedger, delta: float, private: bool) -> float:
-        """ledger.json with ε computed by the accountant from the ledger (inf when non-private)."""
+        """ledger.json with ε computed by the accountant from the ledger (inf when non-private) and
+        the records' hash chain, which status.json records too (dpcore.runs.ledger_chain). A caller
+        whose status.json another thread may rewrite (the training's heartbeat) passes
+        `ledger_chain=run.ledger_chain()` with its final status."""
+        from dpcore.runs.ledger_chain import ANCHOR, chain
+
         if private:
             from dpcore.privacy.accountant import epsilon as accountant_epsilon
 
             eps = float(accountant_epsilon(ledger, delta)) if len(ledger) or ledger.selection else 0.0
         else:
             eps = math.inf
-        doc = {"records": ledger.to_list(), "epsilon": eps, "delta": delta, "private": private}
+        records = ledger.to_list()
+        doc: dict = {"records": records, "epsilon": eps, "delta": delta, "private": private}
         selection = getattr(ledger, "selection", None)
         if selection is not None:
             doc["selection"] = selection.to_dict()
+        doc["chain"] = chain(records, doc.get("selection"))
         atomic_write_json(self.path / "ledger.json", doc)
+        atomic_write_json(self.path / "status.json", {**self.raw_status(), ANCHOR: doc["chain"]})
         return eps
+
+    def ledger_chain(self) -> dict | None:
+        """ledger.json's hash chain (None for a run saved before chains)."""
+        return self._ledger_json().get("chain")
 
     def _ledger_json(self) -> dict:
         return _read_json(self.path / "ledger.json", default={"records": []}, check=check_ledger)
@@ -276,7 +288,7 @@ class Run:
                           status=st.get("status", "created") if check.consistent else INCONSISTENT_STATUS,
                           epsilon=check.epsilon, delta=check.delta,
                           created=st.get("created"), finished=st.get("finished"),
-                          seconds=st.get("seconds"), message=check.message or st.get("message"),
+                          seconds=st.get("seconds"), message=check.message or st.get("message") or check.note,
                           params=dict(self.config.params), seeded_noise=check.seeded_noise)
 
     def __repr__(self) -> str:

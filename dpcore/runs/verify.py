@@ -9,6 +9,11 @@ result, status.json, and the ε and steps in metrics.jsonl. Any disagreement mar
 would show or export it refuses with that one-line message. A finished run without a ledger is
 inconsistent too (it is not "done").
 
+The records are append-only in effect: ledger.json and status.json hold the hash chain of every
+record (dpcore.runs.ledger_chain), so a removed, shortened or reordered ledger is flagged, and a
+released score in evaluation.json must have its record; a run saved before the chain is checked as
+before and noted as legacy (`LedgerCheck.note`).
+
 Records released after training (a usefulness score on the held-out rows,
 dpcore.evaluate.released_score) trail the training records in ledger.json: model.json, status.json
 and the fit result state the training ε (the accountant over the records before them, which must
@@ -42,6 +47,7 @@ class LedgerCheck:
     problems: tuple[str, ...] = field(default_factory=tuple)
     seeded_noise: bool = False
     claims_private: bool = False
+    legacy: bool = False  # saved before the ledger's hash chain (dpcore.runs.ledger_chain)
 
     @property
     def private(self) -> bool:
@@ -54,6 +60,13 @@ class LedgerCheck:
             return None
         more = f" (+{len(self.problems) - 2} more)" if len(self.problems) > 2 else ""
         return f"{INCONSISTENT}: " + "; ".join(self.problems[:2]) + more
+
+    @property
+    def note(self) -> str | None:
+        """What a consistent run's check could not cover (a legacy ledger), else None."""
+        from dpcore.runs.ledger_chain import LEGACY_NOTE
+
+        return LEGACY_NOTE if self.consistent and self.legacy else None
 
 
 def _close(a: float, b: float) -> bool:
@@ -187,9 +200,13 @@ def check_run(run) -> LedgerCheck:
         if not math.isinf(stored_eps) or stored_eps < 0:
             problems.append(f"ledger.json says ε {_fmt(stored_eps)} for a model without DP (ε = ∞)")
     problems += _copies(run, d, eps_train, delta, st, has_model, len(trained))
+    from dpcore.runs.ledger_chain import problems as chain_problems
+
+    broken, legacy = chain_problems(d, status, run.evaluation())
+    problems += broken
     shown = eps if not problems else math.nan
     return LedgerCheck(shown, delta if not problems else math.nan, not problems, tuple(problems),
-                       led.reproducible_noise, model_private and claims is True)
+                       led.reproducible_noise, model_private and claims is True, legacy)
 
 
 def _copies(run, d: dict, eps: float, delta: float, st: str, has_model: bool, n_trained: int) -> list[str]:
@@ -227,7 +244,7 @@ def _copies(run, d: dict, eps: float, delta: float, st: str, has_model: bool, n_
     return out
 
 
-CHECKED_FILES = ("config.json", "status.json", "ledger.json", "metrics.jsonl", "model/model.json")
+CHECKED_FILES = ("config.json", "status.json", "ledger.json", "metrics.jsonl", "model/model.json", "evaluation.json")
 
 
 def files_key(run) -> tuple:

@@ -136,7 +136,9 @@ CASES = {
                                 "unknown (last seen"),
     "status-dead-pid": (_status(status="running", pid=2**22 + 12345, heartbeat=lambda c: c["now"]), "interrupted"),
     "status-heartbeat-1e308": (_status(status="running", host="elsewhere", heartbeat=1e308), "unknown (last seen"),
-    "status-heartbeat-inf": (_raw("status.json", '{"status": "running", "heartbeat": Infinity}'), "interrupted"),
+    # a whole new status.json (json.dumps writes Infinity) that keeps the ledger's hash chain (dpcore.runs.ledger_chain)
+    "status-heartbeat-inf": (_json("status.json", lambda d, c: {"status": "running", "heartbeat": float("inf"),
+                                                                "ledger_chain": d.get("ledger_chain")}), "interrupted"),
     "status-done-early": (_status(step=1), f"{U}: status.json"),
     "status-empty": (_raw("status.json", ""), f"{U}: status.json"),
     "status-deep": (_raw("status.json", _deep(50_000)), f"{U}: status.json"),
