@@ -33,7 +33,6 @@ import dataclasses
 import json
 import math
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -202,8 +201,15 @@ def release_best(root, spec: SweepSpec, sweep: dict, trials: list[dict], dist: d
             "epsilon_base": epsilon_from_rdp(base, DEFAULT_ORDERS, delta)[0]}
 
 
+# what the released run's status.json keeps of the trial's: no time (the trial's created, started
+# and finished times, its seconds, a release time: each bounds K from below, with the sweep's start)
+RELEASED_STATUS = ("status", "step", "total_steps", "phase", "message")
+
+
 def _copy_released(trial, target: Path, closed, delta: float, eps: float, point: dict) -> None:
-    """The trial's folder copied to `target` with the released ε in every file that states one."""
+    """The trial's folder copied to `target` with the released ε in every file that states one, and
+    none of the trial's times (status.json's, the training log's "time") nor its evaluation.json
+    (the scores that ranked it, on private rows): the released run is evaluated afresh if wanted."""
     import os
     import shutil
     import tempfile
@@ -216,24 +222,26 @@ def _copy_released(trial, target: Path, closed, delta: float, eps: float, point:
     with RunLock(target.parent, target.name):
         tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}{PARTIAL}", dir=target.parent))
         try:
-            for item in ("config.json", "status.json", "metrics.jsonl", "evaluation.json", "model"):
+            for item in ("config.json", "status.json", "model"):
                 src = trial.path / item
                 if src.is_dir():
                     shutil.copytree(src, tmp / item)
                 elif src.is_file():
-                    shutil.copy2(src, tmp / item)
+                    shutil.copyfile(src, tmp / item)  # not copy2: the trial's mtimes are times too
             cfg = read_json(tmp / "config.json")
             cfg.update(name=target.name, params={**cfg["params"], "epsilon": eps})
             atomic_write_json(tmp / "config.json", cfg)
             meta_path = tmp / "model" / "model.json"
             meta = json.loads(meta_path.read_text())
             meta["config"] = {**meta["config"], "epsilon": eps}
-            meta["fit_result"] = {**(meta.get("fit_result") or {}), "epsilon": eps, "delta": delta}
+            fit = {k: v for k, v in (meta.get("fit_result") or {}).items() if k != "seconds"}  # the trial's time
+            meta["fit_result"] = {**fit, "epsilon": eps, "delta": delta}
             atomic_write_json(meta_path, meta)
             run = Run(tmp)
+            run.append_metrics([{k: v for k, v in e.items() if k != "time"} for e in trial.metrics()])
             run.save_ledger(closed, delta, True)
-            st = {k: v for k, v in run.raw_status().items() if k not in ("pid", "host", "heartbeat")}
-            atomic_write_json(tmp / "status.json", {**st, "epsilon": eps, "released_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
+            st = {k: v for k, v in run.raw_status().items() if k in RELEASED_STATUS}
+            atomic_write_json(tmp / "status.json", {**st, "epsilon": eps, "ledger_chain": run.ledger_chain(),
                                                     "selection": "private (Papernot & Steinke 2022)"})
             os.replace(tmp, target)
         except BaseException:
