@@ -93,3 +93,21 @@ def test_the_supervisor_restarts_a_dying_service_and_stops_with_the_web_server(t
     assert code == 0 and time.time() - t0 < 20
     assert len(starts.read_text()) >= 3  # started, then again after 1 s and after 2 s more
     assert (tmp_path / "runs" / "_queue" / "service.log").exists()
+
+
+def test_a_local_ray_is_started_fresh_on_loopback_never_joined_from_a_stale_address_file(monkeypatch):
+    """A Ray address file left in /tmp by a dead cluster made every job fail ("num_cpus and num_gpus
+    must not be provided"): without an address the service starts its own Ray, `address="local"`."""
+    import ray
+
+    from dpcore.runs import sweep_ray
+
+    calls = []
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(ray, "init", lambda **kw: calls.append(kw))
+    monkeypatch.setattr(ray, "cluster_resources", lambda: {"CPU": 2})
+    pool, why = sweep_ray.connect(num_cpus=2)
+    assert why is None and calls[0]["address"] == "local" and calls[0]["_node_ip_address"] == "127.0.0.1"
+    assert calls[0]["object_store_memory"] == sweep_ray.OBJECT_STORE_MB * 1024 * 1024
+    sweep_ray.connect(address="10.0.0.1:6379")  # a cluster the user names is joined as named
+    assert calls[1]["address"] == "10.0.0.1:6379" and "num_cpus" not in calls[1]
