@@ -25,7 +25,7 @@ def _datasets(args: argparse.Namespace) -> int:
         from dpcore.data.registry import _canonical_name
 
         key = _canonical_name(args.schema)
-        schema = {"caravan": bs.caravan_schema, "credit": bs.credit_schema,
+        schema = {"caravan": bs.caravan_schema, "credit": bs.credit_schema, "cps1988": bs.cps1988_schema,
                   "two-gaussians": lambda: bs.two_gaussians_schema(10)}.get(key)
         if schema is None:
             load_table(key)  # raises: image sets have no table schema
