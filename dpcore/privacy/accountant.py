@@ -6,7 +6,8 @@ Public facade over `dpcore.privacy.accountants`:
 - `baseline_epsilon`: the P3GM paper's sequential composition (for comparison only);
 - `pld_epsilon`, `pld_delta`, `pld_delta_curve`: dp-accounting's PLD accountant (δ(ε) curve for the f-DP envelope);
 - `selection_rdp`, `expected_trials`: private selection of the best of K runs (Papernot &
-  Steinke 2022), applied by `rdp` to a ledger closed by a SelectionRecord;
+  Steinke 2022), applied by `rdp` to a ledger closed by a SelectionRecord
+  (`selection_from_dict` reads one from JSON, the old form included);
 - `p3gm_ledger`, `dp_vae_ledger`, `calibrate_p3gm`, `calibrate_dp_vae`, `calibrate_sgd`,
   `Calibration`: from a budget to noise multipliers and the ledger they produce.
 All analyses use add/remove-one adjacency, like the Poisson-subsampled DP-SGD analysis. Under it
@@ -47,6 +48,7 @@ from dpcore.privacy.accountants.rdp import (
                                                  epsilon_from_rdp,
                                                  rdp,
                                                  record_rdp,
+                                                 selection_from_dict,
                                                  subsampled_gaussian_rdp,
 )
 from dpcore.privacy.accountants.selection import expected_trials, gamma_for_mean, selection_rdp, tnb_pmf
@@ -57,6 +59,6 @@ __all__ = [
     "calibrate_gaussian", "calibrate_sgd", "classic_epsilon", "conversion_offset", "dp_vae_ledger",
     "em_mechanism_count", "encoder_records", "epsilon", "epsilon_and_order", "epsilon_from_rdp",
     "gaussian_mechanism_epsilon", "p3gm_ledger", "pld_delta", "pld_delta_curve", "pld_epsilon", "rdp", "record_rdp",
-    "sgd_schedule", "subsampled_gaussian_rdp", "zcdp_epsilon",
+    "selection_from_dict", "sgd_schedule", "subsampled_gaussian_rdp", "zcdp_epsilon",
     "expected_trials", "gamma_for_mean", "selection_rdp", "tnb_pmf",
 ]

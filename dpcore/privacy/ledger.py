@@ -172,20 +172,12 @@ class SelectionRecord:
 
     @classmethod
     def from_dict(cls, d: dict) -> SelectionRecord:
-        """A record back from `to_dict`. One saved before base_rdp existed (its candidates were
-        whole ledgers and it held K) reads with Q's bound computed from those ledgers."""
+        """A record back from `to_dict`. The old form (candidate ledgers, K; saved before base_rdp
+        existed) needs the accountant to bound Q, so it is read by
+        `dpcore.privacy.accountant.selection_from_dict`, which the ledger must not import."""
         if not isinstance(d, dict) or not isinstance(d.get("candidates", []), list):
             raise InvalidParameter("a selection record must be an object with a list of candidates")
         cands, base, orders = d.get("candidates", []), d.get("base_rdp", []), d.get("orders", [])
-        if cands and all(isinstance(c, list) for c in cands):  # the old form: candidate ledgers
-            import numpy as np
-
-            from dpcore.privacy.accountants.rdp import DEFAULT_ORDERS, rdp
-
-            curve = np.zeros(len(DEFAULT_ORDERS))
-            for c in cands:
-                curve = np.maximum(curve, rdp(PrivacyLedger.from_list(c), DEFAULT_ORDERS))
-            cands, base, orders = [], curve.tolist(), list(DEFAULT_ORDERS)
         if not isinstance(base, list) or not isinstance(orders, list):
             raise InvalidParameter("a selection record's base_rdp and orders must be lists of numbers")
         return cls(distribution=d.get("distribution") or "", eta=d.get("eta"), gamma=d.get("gamma"),

@@ -250,14 +250,14 @@ def check_ledger(d, where: str) -> dict:
 def selection_record(d, where: str):
     """SelectionRecord from JSON (private selection of the best run), any bad field a RunError."""
     from dpcore.errors import DPCoreError
-    from dpcore.privacy.ledger import SelectionRecord
+    from dpcore.privacy.accountant import selection_from_dict
 
     if not isinstance(d, dict) or not isinstance(d.get("candidates", []), list) or not all(
             isinstance(c, dict) or (isinstance(c, list) and all(isinstance(r, dict) for r in c))
             for c in d.get("candidates", [])):
         raise RunFileError(where, "the selection record must hold a list of candidates")
     try:
-        return SelectionRecord.from_dict(d)
+        return selection_from_dict(d)
     except (DPCoreError, TypeError, ValueError, KeyError) as exc:
         raise RunFileError(where, f"bad selection record ({' '.join(str(exc).split())[:120]})") from None
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from dpcore.errors import InvalidParameter
-from dpcore.privacy.accountant import epsilon, epsilon_from_rdp
+from dpcore.privacy.accountant import epsilon, epsilon_from_rdp, selection_from_dict
 from dpcore.privacy.accountants.selection import (
     delta_from_rdp,
     draw_trials,
@@ -98,7 +98,7 @@ def test_selected_ledger_costs_more_and_the_accountant_applies_the_theorem():
     old = {**sel.to_dict(), "trials": 3, "candidates": [[{"name": "pca", "mechanism": "gaussian",
                                                           "noise_multiplier": 2.0}]]}
     del old["base_rdp"], old["orders"]
-    assert epsilon(base.with_selection(SelectionRecord.from_dict(old)), 1e-5) == pytest.approx(
+    assert epsilon(base.with_selection(selection_from_dict(old)), 1e-5) == pytest.approx(
         epsilon(base.with_selection(louder), 1e-5), rel=1e-12)
     # between and beyond the stored orders the bound rounds up (RDP grows with the order)
     assert list(louder.base_curve([DEFAULT_ORDERS[0] - 0.5, 1e9])) == [other[0], math.inf]

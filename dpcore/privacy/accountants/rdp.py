@@ -26,7 +26,7 @@ import numpy as np
 from scipy.special import gammaln
 
 from dpcore.errors import InvalidParameter, check_probability
-from dpcore.privacy.ledger import MechanismRecord, PrivacyLedger
+from dpcore.privacy.ledger import MechanismRecord, PrivacyLedger, SelectionRecord
 
 # Fine steps where the optimum sits for large ε (α near 1–8), integers up to 64 (ε ≈ 0.3–3 at
 # δ = 1e-5), then a coarse tail for very small ε. 1.05 is the smallest order, 256 the largest.
@@ -229,3 +229,16 @@ def classic_epsilon(ledger, delta: float, orders=DEFAULT_ORDERS) -> float:
     if not any(r.steps for r in led) and getattr(led, "selection", None) is None:
         return 0.0
     return epsilon_from_rdp(rdp(led, orders), orders, delta, tight=False)[0]
+
+
+def selection_from_dict(d: dict) -> SelectionRecord:
+    """A SelectionRecord from JSON, either form. The old one (saved before base_rdp existed: the
+    candidates were whole ledgers and it held K) gets Q's bound as the pointwise maximum of those
+    ledgers' RDP curves, which is accountant work, so it is read here and not in the ledger."""
+    cands = d.get("candidates", []) if isinstance(d, dict) else None
+    if isinstance(cands, list) and cands and all(isinstance(c, list) for c in cands):
+        curve = np.zeros(len(DEFAULT_ORDERS))
+        for c in cands:
+            curve = np.maximum(curve, rdp(PrivacyLedger.from_list(c), DEFAULT_ORDERS))
+        d = {**d, "candidates": [], "base_rdp": curve.tolist(), "orders": list(DEFAULT_ORDERS)}
+    return SelectionRecord.from_dict(d)
