@@ -22,8 +22,8 @@ from dpcore.data.dates import dates_as_numbers, with_date_formats
 from dpcore.data.dp_bounds import privatise_bounds
 from dpcore.data.encoder import MISSING_MODES, TabularEncoder
 from dpcore.data.infer import declared_kind, infer_schema
-from dpcore.data.profile import text_profile
-from dpcore.data.schema import DEFAULT_MAX_LEVELS, Schema, _is_text, cast_frame, is_missing
+from dpcore.data.profile import is_text, text_profile
+from dpcore.data.schema import DEFAULT_MAX_LEVELS, Schema, cast_frame, is_missing
 from dpcore.data.split import row_digests
 from dpcore.errors import DataError, InvalidParameter
 
@@ -221,7 +221,7 @@ def check_table(frame: pd.DataFrame, *, target: str | None = None, declared: set
         if prof is not None:
             keys = prof.stripped[:, k]
         else:
-            keys = col.astype("str").str.strip().to_numpy() if _is_text(col) else col.to_numpy()
+            keys = col.astype("str").str.strip().to_numpy() if is_text(col) else col.to_numpy()
         if (keys == keys[0]).all():
             raise DataError(f"column {name!r} is constant (every value is {col.iloc[0]!r}); drop it")
 

@@ -22,6 +22,8 @@ import re
 import numpy as np
 import pandas as pd
 
+from dpcore.data.profile import is_text
+
 # Tried in this order; day-first before month-first where both parse (more of the world writes so).
 FORMATS = ("%Y-%m-%d", "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M", "%Y/%m/%d",
            "%d/%m/%Y", "%m/%d/%Y", "%d.%m.%Y", "%d-%m-%Y")
@@ -116,7 +118,6 @@ def dates_as_numbers(frame: pd.DataFrame, *, schema, types: dict | None, bounds:
     declared types[col] = "date" and undeclared text columns whose values are dates (formats read
     off the rows). Returns the frame, the types with "date" replaced by the numeric kind the days
     take, {column: format}, and the columns whose format was read off the rows."""
-    from dpcore.data.schema import _is_text
     from dpcore.errors import DataError
 
     types = dict(types or {})
@@ -134,7 +135,7 @@ def dates_as_numbers(frame: pd.DataFrame, *, schema, types: dict | None, bounds:
                 continue
             if (col in (bounds or {}) and declared != "date") or declared not in (None, "date"):
                 continue  # a date column's declared bounds are day numbers (the editor converts them)
-            fmt = date_format(frame[col]) if _is_text(frame[col]) else None
+            fmt = date_format(frame[col]) if is_text(frame[col]) else None
             if declared == "date" and fmt is None:
                 raise DataError(f"column {col!r} is declared a date, but its values are not dates in one "
                                 "format (e.g. 2024-03-01, 01/03/2024, 2024-03-01 14:30:00); declare its "

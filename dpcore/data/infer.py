@@ -9,7 +9,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from dpcore.data.profile import text_profile
+from dpcore.data.profile import as_text, is_text, text_profile
 from dpcore.data.schema import (
     _INT_RE,
     DEFAULT_MAX_LEVELS,
@@ -17,8 +17,6 @@ from dpcore.data.schema import (
     ColumnSpec,
     Schema,
     _all_python_bools,
-    _as_text,
-    _is_text,
     _plain,
     _sort_key,
     cast_values,
@@ -37,14 +35,14 @@ def infer_kind(values: pd.Series) -> str:
         return "integer"
     if pd.api.types.is_float_dtype(values.dtype):
         return "numeric"
-    if not _is_text(values):
+    if not is_text(values):
         return "numeric" if pd.api.types.is_numeric_dtype(values.dtype) else "categorical"
     present = values[~is_missing(values)]
     if present.empty:
         return "categorical"
     if _all_python_bools(present):
         return "boolean"
-    text = _as_text(present).str.strip()
+    text = as_text(present).str.strip()
     if text.str.fullmatch(_INT_RE.pattern[1:-1]).all():
         return "integer"
     try:

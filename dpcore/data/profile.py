@@ -17,6 +17,16 @@ _INT_PATTERN = r"[+-]?\d+"
 NA_TOKENS = frozenset({"", "na", "n/a", "nan", "null", "none", "#n/a", "-nan", "<na>"})
 
 
+def is_text(values: pd.Series) -> bool:
+    """A column held as text (object or pandas' string dtype): the cells to strip and parse."""
+    return values.dtype == object or pd.api.types.is_string_dtype(values.dtype)
+
+
+def as_text(values: pd.Series) -> pd.Series:
+    """Text view of a column (pandas' vectorised string dtype; NA stays NA)."""
+    return values if isinstance(values.dtype, pd.StringDtype) else values.astype("str")
+
+
 @dataclass
 class TextProfile:
     """Per-cell views of a text table (rows × columns) and a kind guess per column."""

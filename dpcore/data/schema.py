@@ -16,7 +16,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dpcore.data.profile import NA_TOKENS
+from dpcore.data.dates import FORMATS
+from dpcore.data.profile import NA_TOKENS, as_text, is_text
 from dpcore.errors import DataError, InvalidParameter
 
 KINDS = ("numeric", "integer", "categorical", "boolean")
@@ -79,8 +80,6 @@ class ColumnSpec:
             raise InvalidParameter(f"decimals of column {self.name!r} must be an integer in [0, {MAX_DECIMALS}], "
                                    f"got {self.decimals!r}")
         if self.date_format is not None:
-            from dpcore.data.dates import FORMATS
-
             if self.date_format not in FORMATS or self.kind not in ("numeric", "integer"):
                 raise InvalidParameter(f"date_format of column {self.name!r} must be one of {FORMATS} on a "
                                        f"numeric or integer column, got {self.date_format!r} ({self.kind})")
@@ -182,19 +181,10 @@ def _plain(v):
 def is_missing(values: pd.Series) -> np.ndarray:
     """Missing = NaN/None/NA or (for text) one of the usual NA spellings. Vectorised."""
     miss = values.isna().to_numpy(dtype=bool)
-    if _is_text(values):
-        na_text = _as_text(values).str.strip().str.lower().isin(NA_TOKENS)
+    if is_text(values):
+        na_text = as_text(values).str.strip().str.lower().isin(NA_TOKENS)
         miss = miss | na_text.to_numpy(dtype=bool)
     return miss
-
-
-def _is_text(values: pd.Series) -> bool:
-    return values.dtype == object or pd.api.types.is_string_dtype(values.dtype)
-
-
-def _as_text(values: pd.Series) -> pd.Series:
-    """Text view of a column (pandas' vectorised string dtype; NA stays NA)."""
-    return values if isinstance(values.dtype, pd.StringDtype) else values.astype("str")
 
 
 def _all_python_bools(values: pd.Series) -> bool:
@@ -224,7 +214,7 @@ def cast_values(values: pd.Series, kind: str, name: str) -> pd.Series:
         elif values.dtype == object and set(map(type, values.to_numpy())) <= {int, float, np.int64, np.float64}:
             num = values.astype(float)
         else:
-            num = _parse_float(_as_text(values).str.strip(), name, kind)
+            num = _parse_float(as_text(values).str.strip(), name, kind)
         arr = num.to_numpy()
         if kind == "integer" and np.isfinite(arr).all() and (arr % 1 != 0).any():
             raise DataError(f"column {name!r} declared integer has a fractional value {arr[arr % 1 != 0][0]!r}")
@@ -232,7 +222,7 @@ def cast_values(values: pd.Series, kind: str, name: str) -> pd.Series:
     if kind == "boolean":
         if pd.api.types.is_bool_dtype(values.dtype) or _all_python_bools(values):
             return values.astype(bool)
-        low = _as_text(values).str.strip().str.lower()
+        low = as_text(values).str.strip().str.lower()
         ok = low.isin(TRUE_TOKENS | FALSE_TOKENS | {"1", "0", "1.0", "0.0"}).to_numpy(dtype=bool)
         if not ok.all():
             raise DataError(f"column {name!r} declared boolean has a value {values[~ok].iloc[0]!r}")
