@@ -23,6 +23,14 @@ def mog_logpdf(z: torch.Tensor, weights: torch.Tensor, means: torch.Tensor,
     return torch.logsumexp(comp + torch.log(weights)[None], dim=1)
 
 
+def clip_codes(Z: np.ndarray, radius: float | None) -> np.ndarray:
+    """Rows of Z scaled onto the L2 ball of `radius` (what P3GM's DP-EM fits; its encoder emits the same)."""
+    if radius is None or not math.isfinite(radius):
+        return Z.astype(np.float32)
+    norms = np.linalg.norm(Z, axis=1, keepdims=True)
+    return (Z * np.minimum(1.0, radius / np.maximum(norms, 1e-12))).astype(np.float32)
+
+
 def mog_sample(n: int, weights: np.ndarray, means: np.ndarray, variances: np.ndarray,
                rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """z ~ Σ_k π_k N(μ_k, diag σ²_k): (z (n, d) float32, component index (n,))."""

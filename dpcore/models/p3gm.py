@@ -38,7 +38,7 @@ from dpcore.models.label_shares import (
     sample_with_quotas,
     shares_from_mean,
 )
-from dpcore.models.mixture import diag_gauss_logpdf, mog_logpdf, mog_sample
+from dpcore.models.mixture import clip_codes, diag_gauss_logpdf, mog_logpdf, mog_sample
 from dpcore.models.neural import NeuralSynthesizer, _replace
 from dpcore.models.p3gm_config import (  # noqa: F401 (re-exported)
     IMAGE_SCHEDULE,
@@ -51,14 +51,6 @@ from dpcore.models.synthesizer import DataFacts, FitRun, Plan
 from dpcore.models.training import FitProgress, check_finite, train_sgd
 from dpcore.models.warmup import WarmupTargets, warmup_targets
 from dpcore.privacy.randomness import NoiseSource
-
-
-def clip_codes(Z: np.ndarray, radius: float | None) -> np.ndarray:
-    """Rows of Z scaled onto the L2 ball of `radius` (what DP-EM fits; the encoder emits the same)."""
-    if radius is None or not math.isfinite(radius):
-        return Z.astype(np.float32)
-    norms = np.linalg.norm(Z, axis=1, keepdims=True)
-    return (Z * np.minimum(1.0, radius / np.maximum(norms, 1e-12))).astype(np.float32)
 
 
 class P3GM(NeuralSynthesizer):

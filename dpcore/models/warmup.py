@@ -26,7 +26,7 @@ import torch
 
 from dpcore.models.heads import BINARY, BINS, GAUSSIAN, SOFTMAX
 from dpcore.models.label_shares import CALIBRATION_DRAWS
-from dpcore.models.mixture import mog_sample
+from dpcore.models.mixture import clip_codes, mog_sample
 
 COLUMN_FACTOR = (0.5, 2.0)  # bounds of the per-column correction (the covariance diagonal is noisy)
 
@@ -78,8 +78,6 @@ class WarmupTargets:
 def warmup_targets(heads, pca: dict, mog: dict, column_variance: np.ndarray | None, code_radius: float,
                    config, seed: int) -> WarmupTargets:
     """The corrections `config` asks for (warmup_scale, warmup_residual, warmup_columns)."""
-    from dpcore.models.p3gm import clip_codes
-
     spread = (float(config.warmup_scale) if config.warmup_scale is not None
               else released_row_norm(heads, pca["mean"], column_variance))
     targets = WarmupTargets(spread)
