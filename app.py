@@ -23,7 +23,7 @@ PAGES = [
 
 from dpcore.errors import DPCoreError  # noqa: E402
 from dpcore.text import md  # noqa: E402
-from dpcore.ui import signin  # noqa: E402
+from dpcore.ui import signin, workspace  # noqa: E402
 
 try:  # class mode ($DPCORE_CLASS): nobody reaches a page, or the address, before signing in
     member = signin.require_member()
@@ -40,7 +40,7 @@ from dpcore.ui.story_job import autostart  # noqa: E402
 
 if member is None:  # class mode trains only through the queue (the lecturer trains the Story once
     autostart(ui.runs_root())  # and publishes it); first start: the Story trains in the background
-signin.sidebar(member)
+workspace.sidebar(member)
 
 with ui.guard():  # a reload keeps the dataset and model: ?dataset=…&model=… (checked, else a note)
     ui.read_url()

@@ -1,8 +1,9 @@
 """What every page needs: error display, paths and limits, ε for people.
 
 Why here: each page runs inside `guard()` (app.py) and formats
-ε the same way; the runs root and the upload limit are read from one place so the pages, the run
-store and the data layer agree on them.
+ε the same way; the runs root (defined in dpcore.ui.workspace, beside the other workspace folders)
+and the upload limit are read from one place so the pages, the run store and the data layer agree
+on them.
 """
 from __future__ import annotations
 
@@ -14,27 +15,12 @@ from pathlib import Path
 
 import streamlit as st
 
+from dpcore.ui.workspace import runs_root  # noqa: F401 (the pages' one import of it; defined with the workspaces)
+
 log = logging.getLogger("dpcore.ui")
 
 
 # ----------------------------------------------------------------------------- paths and limits
-def runs_root() -> Path:
-    """Where runs and uploads are saved: $DPCORE_RUNS_DIR, else ./runs (created on first use); in
-    class mode the signed-in member's workspace in it (dpcore.classroom.workspace_root)."""
-    from dpcore.classroom import ClassFileError, class_file, workspace_root
-    from dpcore.ui.workspace import base_root
-
-    root = base_root()
-    if class_file() is None:
-        return root
-    from dpcore.ui.signin import current_member
-
-    member = current_member()
-    if member is None:  # app.py signs people in before any page: this is a bug, never a shared folder
-        raise ClassFileError("sign in first: in class mode every run belongs to a member's workspace")
-    return workspace_root(root, member)
-
-
 def shown_path(path: Path) -> str:
     """A path as a person reads it: relative to where the app was started, else under ~, else whole."""
     path = path.resolve()

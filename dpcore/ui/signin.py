@@ -4,7 +4,7 @@ Why in the app and before navigation: a page must never run, and no address para
 read, before the person is known — their workspace decides what every page lists. Without a class
 file ($DPCORE_CLASS) `require_member` returns None at once and nothing in the app changes. The
 checks themselves (constant time, rate limits, expiry) live in `dpcore.classroom.signin`; here are
-only the form, the session's record and the sidebar.
+only the form and the session's record (the sidebar that shows it is dpcore.ui.workspace's).
 """
 from __future__ import annotations
 
@@ -81,16 +81,3 @@ def _form(cf: ClassFile) -> None:
         st.session_state.pop("signin.code", None)
         st.session_state[SESSION] = new_session(cf, member)
         st.rerun()
-
-
-def sidebar(member: Member | None) -> None:
-    """Who is signed in, the workspace picker (lecturer: every workspace) and "Sign out"."""
-    if member is None:
-        return
-    from dpcore.ui.workspace import view_picker
-
-    with st.sidebar:
-        role = "lecturer" if member.is_lecturer else "student"
-        st.caption(f"Signed in as **{member.name}** ({role})")
-        view_picker(member)
-        st.button("Sign out", icon=":material/logout:", key="signin.out", on_click=sign_out)

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import streamlit as st
 
-from dpcore.classroom import Member, class_file, published_root, run_folder, workspace_root
+from dpcore.classroom import ClassFileError, Member, class_file, published_root, run_folder, workspace_root
+from dpcore.ui.signin import current_member, sign_out
 
 VIEW = "dpcore.view"
 OWN, PUBLISHED = "own", "published"
@@ -26,9 +27,19 @@ def base_root() -> Path:
     return root
 
 
-def _member() -> Member | None:
-    from dpcore.ui.signin import current_member
+def runs_root() -> Path:
+    """Where runs and uploads are saved: the base folder, in class mode the signed-in member's
+    workspace in it (dpcore.classroom.workspace_root)."""
+    root = base_root()
+    if class_file() is None:
+        return root
+    member = current_member()
+    if member is None:  # app.py signs people in before any page: this is a bug, never a shared folder
+        raise ClassFileError("sign in first: in class mode every run belongs to a member's workspace")
+    return workspace_root(root, member)
 
+
+def _member() -> Member | None:
     return current_member()
 
 
@@ -45,8 +56,6 @@ def _view(member: Member) -> str:
 
 def view_root() -> Path:
     """Where the pages list and open runs (the runs root outside class mode)."""
-    from dpcore.ui.nav import runs_root
-
     member = _member()
     if member is None:
         return runs_root()
@@ -117,6 +126,17 @@ def view_picker(member: Member) -> None:
     st.selectbox("Runs of", options, key=VIEW, format_func=lambda v: labels.get(v, f"{v}'s workspace"),
                  help="Which runs Compare, Privacy, Runs and Story list. New runs and uploads always go to "
                       "your own workspace.")
+
+
+def sidebar(member: Member | None) -> None:
+    """Who is signed in, the workspace picker (lecturer: every workspace) and "Sign out"."""
+    if member is None:
+        return
+    with st.sidebar:
+        role = "lecturer" if member.is_lecturer else "student"
+        st.caption(f"Signed in as **{member.name}** ({role})")
+        view_picker(member)
+        st.button("Sign out", icon=":material/logout:", key="signin.out", on_click=sign_out)
 
 
 def publish_button(path: Path, publishable: bool) -> None:
