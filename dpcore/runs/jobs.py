@@ -26,6 +26,7 @@ from dpcore.errors import DPCoreError
 from dpcore.runs.job import NOTHING_TO_DO, Job, Training, failed, remote_training, run_training
 from dpcore.runs.runner import EventFn, one_line
 from dpcore.runs.store import Run, RunConfig
+from dpcore.runs.sweep_ray import connect as connect_ray
 
 __all__ = ["Job", "JobHandle", "Training", "current", "run_training", "start", "start_training", "trainings_job"]
 
@@ -295,9 +296,7 @@ class JobHandle:
         """Run `todo` one per Ray task; False (and a note) when Ray is not asked for or not reachable."""
         if self.job.backend not in ("auto", "ray"):
             return False
-        from dpcore.runs import sweep_ray
-
-        pool, self.note = sweep_ray.connect(address=self.job.address, num_cpus=self.job.num_cpus)
+        pool, self.note = connect_ray(address=self.job.address, num_cpus=self.job.num_cpus)
         if pool is None:
             return False
         self.backend = "ray"
