@@ -2,7 +2,10 @@
 import contextlib
 import io
 import os
+import sys
+from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).parent))  # `import queue_kit` (pytest runs with --import-mode=importlib)
 os.environ.setdefault("DPCORE_SMALL", "1")
 os.environ.setdefault("DPCORE_STORY_AUTOSTART", "0")  # the app tests would each train the Story pair
 

@@ -8,30 +8,10 @@ import html
 from pathlib import Path
 
 import pytest
+from queue_kit import ManualExecutor
 
 ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 120
-
-
-class ManualExecutor:
-    def __init__(self):
-        self.started, self.results = [], {}
-
-    def slots(self):
-        return 1
-
-    def submit(self, spec):
-        self.started.append(spec)
-        return spec["job"]
-
-    def poll(self, handle):
-        return ("ok", self.results.pop(handle)) if handle in self.results else None
-
-    def cancel(self, handle):
-        pass
-
-    def reattach(self, job_id):
-        return None
 
 
 CHEAP = {"name": "scrypt", "n": 2**10, "r": 8, "p": 1}  # a fast key derivation: tests only
@@ -52,7 +32,7 @@ def classroom(runs_dir, monkeypatch, tmp_path):
     monkeypatch.setenv("DPCORE_CLASS", str(tmp_path / "class.json"))
     cf = parse_class(doc)
     who = {"m": "alice", "cf": cf, "members": {m.name: m for m in cf.members}}
-    ex = ManualExecutor()
+    ex = ManualExecutor(slots=1)
     q = class_queue.class_queue(executor=ex)
     q.close()  # the test ticks the queue itself
     yield who, q, ex
@@ -171,7 +151,7 @@ def test_the_queue_page_shows_live_counts_in_queue_order_results_and_the_service
     runs_dir = tmp_path / "fresh-runs"  # a queue of this test's jobs only
     monkeypatch.setenv("DPCORE_RUNS_DIR", str(runs_dir))
     class_queue.forget_queues()  # the pages get a client; the "service" below dispatches
-    ex = ManualExecutor()
+    ex = ManualExecutor(slots=1)
     service = Queue(runs_dir, ex)
     job = {"model": "pgm", "params": {"epochs": 1}, "data": {"dataset": "digits"}}
     for name in ("student-02", "student-03", "student-01", "student-01"):

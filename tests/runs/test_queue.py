@@ -9,6 +9,7 @@ import threading
 import time
 
 import pytest
+from queue_kit import ManualExecutor
 
 from dpcore.errors import DPCoreError
 from dpcore.runs import Run
@@ -21,32 +22,6 @@ TINY = {"latent_dim": 4, "hidden": 16, "epochs": 1, "batch_size": 100, "epsilon"
 
 def cfg(**kw) -> dict:
     return {"model": "dp-vae", "params": {**TINY, **kw}, "data": DATA}
-
-
-class ManualExecutor:
-    """Runs nothing: a test says when each job ends (`end`)."""
-
-    def __init__(self, slots: int = 4):
-        self._slots, self.started, self.results, self.cancelled = slots, [], {}, []
-
-    def slots(self) -> int:
-        return self._slots
-
-    def submit(self, spec):
-        self.started.append(spec["job"])
-        return spec["job"]
-
-    def poll(self, handle):
-        return ("ok", self.results.pop(handle)) if handle in self.results else None
-
-    def end(self, job_id, status="done", runs=()):
-        self.results[job_id] = {"status": status, "runs": list(runs), "error": None}
-
-    def cancel(self, handle):
-        self.cancelled.append(handle)
-
-    def reattach(self, job_id):
-        return None
 
 
 class ThreadExecutor(ManualExecutor):

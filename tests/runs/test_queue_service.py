@@ -8,6 +8,8 @@ import sys
 import threading
 import time
 
+from queue_kit import ManualExecutor
+
 from dpcore.runs.class_server import supervise
 from dpcore.runs.queue import Queue
 from dpcore.runs.queue_files import service_status
@@ -16,30 +18,8 @@ from dpcore.runs.queue_service import EXIT_RAY_LOST, serve
 CFG = {"model": "dp-vae", "params": {"epochs": 1}, "data": {"dataset": "digits"}}
 
 
-class Executor:
-    name = "test"
-
-    def __init__(self, alive=True):
-        self.started, self.results, self._alive = [], {}, alive
-
-    def slots(self):
-        return 2
-
-    def submit(self, spec):
-        self.started.append(spec)
-        return spec["job"]
-
-    def poll(self, handle):
-        return ("ok", self.results.pop(handle)) if handle in self.results else None
-
-    def cancel(self, handle):
-        pass
-
-    def reattach(self, job_id):
-        return None
-
-    def alive(self):
-        return self._alive
+def Executor(alive=True):
+    return ManualExecutor(slots=2, alive=alive)
 
 
 def test_the_service_dispatches_what_a_page_submits_and_beats(tmp_path):
@@ -52,7 +32,7 @@ def test_the_service_dispatches_what_a_page_submits_and_beats(tmp_path):
         end = time.time() + 10
         while not ex.started and time.time() < end:
             time.sleep(0.05)
-        assert [s["job"] for s in ex.started] == [job.id] and ex.started[0]["kind"] == "training"
+        assert ex.started == [job.id] and ex.specs[0]["kind"] == "training"
         assert service_status(tmp_path).up and service_status(tmp_path).slots == 2
         ex.results[job.id] = {"status": "done", "runs": ["r1"], "error": None}
         while page.get(job.id).state != "done" and time.time() < end:
