@@ -186,3 +186,16 @@ def test_a_student_with_no_runs_lands_on_what_the_lecturer_published(classroom, 
     (tmp_path / "base" / "published").mkdir(parents=True, exist_ok=True)
     assert workspace.first_view(alice) == workspace.PUBLISHED
     assert workspace.first_view(lecturer) == workspace.OWN  # the lecturer starts in their own workspace
+
+
+def test_after_a_web_server_restart_the_student_finds_their_job_again(classroom, runs_dir):
+    """The session that queued it is gone (a restart signs everyone out); the queue is not: the
+    Train page shows the job and does not offer a second one."""
+    who, q, ex = classroom
+    job = q.submit([{"model": "pgm", "params": {"epochs": 1}, "data": {"dataset": "digits"}}],
+                   runs_dir / "workspaces" / "student-01", "student-01", title="PGM training")
+    who["m"] = "alice"
+    at = _page("app_pages/train.py", who)  # a fresh session: nothing of the job in it
+    assert at.button(key="train.start").disabled
+    assert "PGM training" in _texts(at) and at.session_state["dpcore.queued.train"] == job.id
+    q.cancel(job.id, "student-01")
