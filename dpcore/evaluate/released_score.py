@@ -34,6 +34,7 @@ from dpcore.errors import InvalidParameter
 from dpcore.privacy.ledger import MechanismRecord, PrivacyLedger
 
 SCORE_RECORD = "usefulness score (held-out rows)"
+RELEASED_KEY = "released_score"  # where a run's evaluation.json keeps it (dpcore.runs.released_score)
 SCORE_CLASSIFIER = "logistic_regression"
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 
+from dpcore.evaluate.released_score import RELEASED_KEY, SCORE_RECORD
 from dpcore.io import dumps
 
 ANCHOR = "ledger_chain"  # status.json's copy
@@ -73,9 +74,6 @@ def problems(ledger_doc: dict, status: dict, evaluation: dict) -> tuple[list[str
 
 def _released_scores(records: list, evaluation: dict) -> list[str]:
     """Every released score in evaluation.json has its record in the ledger (index, name, σ, partition)."""
-    from dpcore.evaluate.released_score import SCORE_RECORD
-    from dpcore.runs.released_score import RELEASED_KEY
-
     s = evaluation.get(RELEASED_KEY)
     if not isinstance(s, dict):
         return []

@@ -11,6 +11,7 @@ import math
 
 from dpcore.errors import InvalidParameter
 from dpcore.evaluate.released_score import (
+    RELEASED_KEY,
     SCORE_CLASSIFIER,
     SCORE_RECORD,
     ReleasedScore,
@@ -23,7 +24,6 @@ from dpcore.evaluate.released_score import (
 
 DEFAULT_SCORE_EPSILON = 0.1
 MAX_SCORE_EPSILON = 10.0  # the page's input allows up to this
-RELEASED_KEY = "released_score"
 # records read before the split from every row; a run saved before they were marked "all" holds
 # them unmarked, and its score is then composed sequentially (never an under-count)
 ALL_ROWS_RECORDS = ("preprocessing: noisy bounds", "file-size (row limit)")
