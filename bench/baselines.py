@@ -1,6 +1,9 @@
 """Benchmark (not a test): the L-VAE outlier experiment and GS-WGAN's CPU configuration on
 Fashion-MNIST (docs/references.md#l-vae, #gs-wgan).
 
+Regenerates: docs/benchmarks.md#baselines-vae-and-l-vae-the-outlier-experiment and #gs-wgan, with
+their rows in the "Latest" table.
+
 1. Outlier: 9 999 training images + one all-white image. A vanilla VAE, the spectral L-VAE
    (certified) and the gradient-penalty L-VAE (not certified) are trained on them; for each:
    the outlier's distance to its nearest synthetic sample (next to the distance from the outlier

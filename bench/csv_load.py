@@ -1,5 +1,8 @@
 """Benchmark: wide and long CSVs through `read_csv` (parse, schema inference, encoding).
 
+Regenerates: the "schema inference, 5 000 columns × 2 000 rows" row of docs/benchmarks.md's "Latest"
+table.
+
 Why: the only limit on uploads used to be bytes; a 49 MB CSV of 4 900 columns spent 98 s and
 1 GB in schema inference and 12.4 M short rows took 35 s. This times each stage on generated
 files (written to a temporary folder, removed afterwards) and reports wall and CPU seconds.

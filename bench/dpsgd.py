@@ -1,5 +1,8 @@
 """Benchmark: one DP-SGD step of the workbench engine vs a plain step vs Opacus (hooks, ghost).
 
+Regenerates: docs/benchmarks.md#dp-sgd-step, the DP-SGD rows of its "Latest" table and the README's
+DP-SGD ratio ("Results").
+
 Run:  .venv/bin/python bench/dpsgd.py [--repeats 15] [--warmup 3] [--json] [--threads 2]
       [--clock cpu]   (process CPU time instead of wall time, for a machine shared with others)
 

@@ -1,5 +1,7 @@
 """Benchmark: time each evaluation at Fashion-MNIST scale (60k synthetic × 784, 10k test, 2k MIA targets).
 
+Regenerates: docs/benchmarks.md#evaluation and the two evaluation rows of its "Latest" table.
+
 Target: the full evaluation (`evaluate_all`) within 2 minutes on 2 CPU cores. Wall and process
 CPU seconds are both reported: on a shared, oversubscribed machine wall time says little, and CPU
 seconds (all threads) bound what an idle 2-core machine needs from above. Run with

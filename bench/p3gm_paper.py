@@ -1,5 +1,8 @@
 """Benchmark (not a test): the P3GM paper's Fashion-MNIST experiment on this machine.
 
+Regenerates: docs/benchmarks.md#p3gm-against-the-paper (its P3GM rows in the "Latest" table) and
+the README's Fashion-MNIST accuracies ("Results").
+
 Fashion-MNIST official split (60k train / 10k test), ε = 1, δ = 1e-5: train each model, sample as
 many rows as the training set, train the evaluation's image classifier on the synthetic rows only
 (early-stopped on a synthetic validation split, dpcore.evaluate.utility) and test it on the real

@@ -3,6 +3,9 @@
 column collapsed, utility above chance). The test runs each model on one data set with shortened
 durations; this runs the whole grid as a user would (minutes per neural model on a table).
 
+Regenerates: the "DP-VAE on its new small-data defaults" row of docs/benchmarks.md's "Latest"
+table.
+
     .venv/bin/python bench/quality_floor.py [--models p3gm dp-vae] [--json]
 """
 from __future__ import annotations

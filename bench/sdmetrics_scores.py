@@ -1,6 +1,8 @@
 """sdmetrics' QualityReport on the synthetic sets `bench/tabular.py --save-synthetic DIR` wrote: an
 outside opinion next to our own TVDs.
 
+Regenerates: docs/tabular.md#sdmetrics-outside-opinion.
+
 Why a separate environment: sdmetrics pins pandas < 3 and the workbench uses pandas 3, so this
 script imports nothing from dpcore and runs with its own Python:
 

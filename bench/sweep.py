@@ -1,6 +1,8 @@
 """Benchmark: one 24-run sweep on digits in-process vs on a local Ray with 2 workers, side by
 side in one run, and Ray's own per-run overhead (start-up, scheduling, a worker's first import).
 
+Regenerates: docs/sweeps.md#benchmarks and the "sweeps" row of docs/benchmarks.md's "Latest" table.
+
 The grid is the README's: epsilon=0.5,1,2,4 × encoder_share=0.1,0.3,0.5 × 2 seeds, P3GM with its
 default settings (or `--tiny` for a quick check). Each backend trains into its own fresh runs root
 (a temporary folder), so neither skips anything. In-process runs torch with its default threads

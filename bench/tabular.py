@@ -4,6 +4,9 @@ at ε = 1 and 4, through the workbench's public path (registry `load_split`, `ma
 `sample`, `dpcore.evaluate`). `wide-choose` is the same recipe drawn with another generator seed:
 the table defaults are chosen on (with credit); `wide` is only scored.
 
+Regenerates: docs/tabular.md#benchmark, its wide-table tables (#scored-on-wide-the-table-nothing-was-chosen-on)
+and the README's "Tabular models" table.
+
 Per cell (model, dataset, ε, seed): the accountant's ε, the mean 1-way TVD (20 bins) and 2-way TVD
 (5 bins, all pairs) of the synthetic rows against the *training* rows the model was fitted to and
 against the held-out test rows, TSTR AUC (train on synthetic, test on the real test split) of

@@ -1,4 +1,5 @@
-"""A small, wide, HR-attrition-like table for the tabular bench (generated, no download).
+"""A small, wide, HR-attrition-like table for the tabular bench (generated, no download): a module
+bench/tabular.py and the issue-29 studies (studies/) load, not a benchmark of its own.
 
 Why generated: issue 29's failure (no synthetic table predicted the target) showed on a table of
 ~1 200 rows × 31 columns a data owner brought, not on the built-ins. This is a table of that shape

@@ -50,27 +50,6 @@ def people_csv(path, n: int = 600):
 
 
 @pytest.fixture(scope="session")
-def bench_script():
-    """`bench_script(name)`: bench/<name>.py imported by path, with bench/ on sys.path for the rest of
-    the session (the scripts import their neighbours, wide_table and tabular, some of them lazily)."""
-    import importlib.util
-    import sys
-    from pathlib import Path
-
-    bench = str(Path(__file__).parents[1] / "bench")
-    sys.path.insert(0, bench)
-
-    def load(name: str):
-        spec = importlib.util.spec_from_file_location(f"bench_{name}", Path(bench) / f"{name}.py")
-        mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
-        return mod
-
-    yield load
-    sys.path.remove(bench)
-
-
-@pytest.fixture(scope="session")
 def make_people_csv():
     """`people_csv` as a fixture (test modules are imported by path and cannot import conftest)."""
     return people_csv

@@ -129,7 +129,7 @@ def dp_bounds_rows_needed(columns: int, noise_multiplier: float, dates: bool = F
     date column's year grid has more bins, DATE_THRESHOLD_SDS 3.89, so `dates`: one of the columns
     is a date). A column spread over four such bins (ages 16–128, incomes' magnitudes) has 2τ rows
     in its average bin at 8τ rows: each bin then clears τ by z noise sds. Below that,
-    bench/dp_bounds.py finds the ends clipped or the estimate refused (120 rows, 5 columns, σ = 10:
+    studies/dp_bounds.py finds the ends clipped or the estimate refused (120 rows, 5 columns, σ = 10:
     refused in 20 of 20 draws).
     """
     import math

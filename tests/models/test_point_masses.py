@@ -107,7 +107,7 @@ def test_neural_models_reproduce_the_share_of_zeros(model, params):
     """With atoms the decoder learns the 36 % of exact zeros; without, a bin's uniform draw never
     lands on 0 (the test can fail: it did before `numeric_atoms`). PGM is P3GM's pipeline without
     its noise: P3GM's share on 500 rows moves with its fresh DP noise (0.10–0.34 at ε = 4 in four
-    runs), so the private models are measured by bench/point_masses.py on larger tables."""
+    runs), so the private models are measured by studies/point_masses.py on larger tables."""
     from dpcore.models import make_model
 
     data = dataset_from_frame(_zeros_table(), target="y", types={"income": "numeric"},

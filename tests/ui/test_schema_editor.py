@@ -185,7 +185,7 @@ def test_the_modes_for_columns_left_undeclared():
 
 
 def test_dp_bounds_are_proposed_only_where_the_table_is_large_enough():
-    # bench/dp_bounds.py: 120 rows, 5 columns at σ = 10 refused 19 of 20 draws; 3 000 rows clipped ≤ 1.1 %
+    # studies/dp_bounds.py: 120 rows, 5 columns at σ = 10 refused 19 of 20 draws; 3 000 rows clipped ≤ 1.1 %
     assert not 120 >= dp_bounds_rows_needed(5, 10.0)
     assert 3000 >= dp_bounds_rows_needed(5, 10.0)
     assert dp_bounds_rows_needed(5, 2.0) < dp_bounds_rows_needed(5, 10.0)  # less noise, fewer rows

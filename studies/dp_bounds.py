@@ -1,4 +1,5 @@
-"""Benchmark: how far DP-estimated bounds land from a column's true min/max, by table size.
+"""Study: how far DP-estimated bounds land from a column's true min/max, by table size (findings: the
+README's "Your own table (CSV)" and dpcore.ui.schema_editor's default for an upload).
 
 Why: the Data page's default for a fresh upload is either "estimate with DP" (covered by ε, one
 ledgered noisy histogram per run) or "read from the rows" (exact, not covered). Which one is
@@ -10,7 +11,7 @@ each size, estimates its bounds `--repeats` times per noise multiplier, and repo
 the true range, the median DP range, the share of real values the DP range clips and how often
 the estimate is refused; with the ε (δ = 1e-5) of the one bounds record alone.
 
-    .venv/bin/python bench/dp_bounds.py [--rows 120 3000] [--sigmas 2 5 10] [--repeats 20] [--json]
+    PYTHONPATH=$PWD .venv/bin/python studies/dp_bounds.py [--rows 120 3000] [--sigmas 2 5 10] [--repeats 20] [--json]
 """
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Benchmark (not a test): how close to the training rows' 99th percentiles can *any* generator get?
+"""Study (issue 29, findings in docs/tabular.md#the-99th-percentile-goal-against-a-fresh-draw-from-the-recipe):
+how close to the training rows' 99th percentiles can *any* generator get?
 
 Issue 29 asks that P3GM reproduce every numeric column's 99th percentile (q99) within 10 % of the
 training rows' on the small wide table (bench/wide_table.py, 1 176 training rows). The table comes
@@ -23,7 +24,7 @@ width, utility −|rank − 0.99·n|, sensitivity 1), 200 releases each: the sha
 `--synthetic FILE.csv ...` (rows written by `bench/tabular.py --save-synthetic DIR`) scores saved
 synthetic sets against both the 10 % rule and the per-column floor.
 
-    .venv/bin/python bench/q99_floor.py [--draws 40] [--population 20] [--dp-quantile] [--synthetic DIR/wide-p3gm-eps1-s0.csv ...]
+    PYTHONPATH=$PWD:$PWD/bench .venv/bin/python studies/q99_floor.py [--draws 40] [--population 20] [--dp-quantile] [--synthetic DIR/wide-p3gm-eps1-s0.csv ...]
 """
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ import json
 import sys
 
 import numpy as np
-import wide_table  # bench/wide_table.py (this script's directory is on sys.path when run as a script)
+import wide_table  # bench/wide_table.py: run with bench/ on PYTHONPATH (studies/README.md)
 from tabular import Q99_GOAL, shape_checks
 
 ORACLE_SEEDS = 1000  # first generator seed of the oracle draws (101 and 202 are the bench's tables)

