@@ -56,7 +56,7 @@ def prepare(config: RunConfig | dict):
 
 
 def _adopt(config: RunConfig | dict, root) -> RunConfig:
-    """`config` reading its CSVs from ROOT/_uploads (copied there by content) before anything reads
+    """`config` reading its CSVs from ROOT/_uploads (copied there once) before anything reads
     them. Why before `prepare`: a file's split key lives beside the file the run reads, so training
     and every later re-read (evaluation, attacks) must use the same copy, or the test rows differ."""
     import dataclasses

@@ -113,7 +113,7 @@ def data_label(choice: dict | None = None) -> str:
 
 
 def save_upload(data: bytes, filename: str) -> Path:
-    """Keep an uploaded CSV under ROOT/_uploads (absolute path, named by content) — call this only
+    """Keep an uploaded CSV under ROOT/_uploads (absolute path, a random name) — call this only
     when the table is used; it is deleted with the last run that uses it (dpcore.runs.uploads)."""
     from dpcore.runs.uploads import store_upload
 

@@ -191,3 +191,4 @@ def test_uploads_are_absolute_and_go_with_their_last_run(tmp_path, monkeypatch):
     assert path.exists()  # u2 still uses it
     delete_run(r2)
     assert not path.exists()
+    assert not any((root / "_uploads" / ".index").glob("[0-9a-f]*"))  # no digest of a deleted table is kept

@@ -65,7 +65,7 @@ def test_an_edited_choice_pointing_outside_the_uploads_is_never_used(tmp_path):
 def test_errors_on_a_stored_table_name_the_users_file_never_the_stored_one(tmp_path, content, message):
     from dpcore.runs.config import DataConfig
 
-    stored = store_upload(tmp_path, content, "people.csv")  # kept as people-<content hash>.csv
+    stored = store_upload(tmp_path, content, "people.csv")  # kept as people-<random token>.csv
     with pytest.raises(DataError) as exc:
         DataConfig(csv=str(stored), target="y").load()
     assert str(exc.value).startswith(message) and stored.name not in str(exc.value)
