@@ -21,7 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from dpcore.data.schema import Schema, _assemble, cast_frame, category_key
+from dpcore.data.decode_shares import flag_rows, level_codes
+from dpcore.data.schema import MAX_DECIMALS, Schema, _assemble, cast_frame, category_key
 from dpcore.errors import DataError, InvalidParameter
 
 MISSING_MODES = ("indicator", "category")
@@ -49,6 +50,22 @@ def atom_values(spec) -> tuple:
     return (lo, 0.0, hi) if lo < 0.0 < hi else (lo, hi)
 
 
+def value_decimals(spec) -> int | None:
+    """The decimals a numeric column's decoded values are rounded to: its schema `decimals`
+    (declared, or read off the rows with data-derived bounds), else the digits the encoding can
+    carry: a value is stored as a float32 in [0, 1] of its bounds, so digits below
+    (upper − lower)·2⁻²⁴ are round-off (a money column over 0–100 000 gets cents, 0–20 000 three
+    decimals, a ratio over 0–1.5 six). Why this default: the bounds are public, so it reads nothing
+    off the rows (a precision read off them would be a data-derived fact, docs/data-privacy.md), and
+    it stops a synthetic amount printing as 9696.906059980392. None for non-numeric columns."""
+    if spec.kind != "numeric":
+        return None
+    if getattr(spec, "decimals", None) is not None:
+        return int(spec.decimals)
+    resolution = (float(spec.upper) - float(spec.lower)) * 2.0 ** -24
+    return int(np.clip(np.floor(-np.log10(resolution)), 0, MAX_DECIMALS))
+
+
 @dataclass(frozen=True)
 class Block:
     """Columns [start, stop) of the feature matrix that encode one original column.
@@ -66,8 +83,10 @@ class TabularEncoder:
     """encode(frame) -> (features float32 (n, d), labels int64 | None); decode inverts it.
 
     Decoding accepts continuous synthetic values: numbers are clipped to the bounds (integers
-    rounded, numeric columns rounded to their schema `decimals`; a value on an atom, `atoms_of`,
-    is written as the atom exactly), one-hot blocks take the argmax, indicators are thresholded at 0.5.
+    rounded, numeric columns rounded to `value_decimals`; a value on an atom, `atoms_of`,
+    is written as the atom exactly); one-hot blocks, booleans and missing indicators keep the shares
+    of their values' column means (`dpcore.data.decode_shares`: the same as an argmax and a 0.5
+    threshold on exact 0/1 values, not on a flat model's soft ones).
     """
 
     def __init__(self, schema: Schema, missing: str = "indicator"):
@@ -179,17 +198,17 @@ class TabularEncoder:
             parts = by_col[spec.name]
             present = np.ones(n, dtype=bool)
             if "missing" in parts:
-                present = x[:, parts["missing"].start] <= 0.5
+                present = ~flag_rows(x[:, parts["missing"].start])
             if "onehot" in parts:
                 b = parts["onehot"]
-                codes = np.argmax(x[:, b.start:b.stop], axis=1)
+                codes = level_codes(x[:, b.start:b.stop])
                 if b.stop - b.start > len(spec.categories):
                     present &= codes < len(spec.categories)
                 values = np.array(spec.categories, dtype=object)[np.minimum(codes, len(spec.categories) - 1)]
             else:
                 v = x[:, parts["value"].start]
                 if spec.kind == "boolean":
-                    values = v > 0.5
+                    values = flag_rows(v)
                 else:
                     lo, hi = float(spec.lower), float(spec.upper)
                     values = lo + np.clip(v, 0.0, 1.0) * (hi - lo)
@@ -198,8 +217,8 @@ class TabularEncoder:
                         values[np.abs(v - pos) <= ATOM_TOLERANCE] = exact
                     if spec.kind == "integer":
                         values = np.clip(np.round(values), np.ceil(lo), np.floor(hi))
-                    elif getattr(spec, "decimals", None) is not None:  # the input's precision, not 12 decimals
-                        values = np.round(values, spec.decimals)
+                    else:  # the column's precision (or the encoding's), not 12 decimals
+                        values = np.round(values, value_decimals(spec))
             cols[spec.name] = _assemble(np.asarray(values)[present], present, spec)
         frame = pd.DataFrame({k: (v.values if isinstance(v, pd.Series) else v) for k, v in cols.items()})
         return frame

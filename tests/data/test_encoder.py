@@ -123,6 +123,79 @@ def test_synthetic_numbers_keep_the_inputs_precision():
         ColumnSpec("v", "numeric", 0.0, 1.0, decimals=-1)
 
 
+def _soft_table(n=1000, seed=0):
+    """A flat model's soft rows for `_schema()`: the flags of n and c at 0.1 ± 0.05 (all under 0.5,
+    mean 0.1), c's third level second-best in every row (block means 0.5 / 0.2 / 0.3)."""
+    enc = TabularEncoder(_schema(), missing="indicator")
+    rng = np.random.default_rng(seed)
+    x = rng.random((n, enc.n_features))
+    x[:, 1] = x[:, 6] = 0.1 + rng.uniform(-0.05, 0.05, n)
+    x[:, 3:6] = [0.5, 0.2, 0.3] + rng.uniform(-0.05, 0.05, (n, 3))
+    return enc, x
+
+
+def test_soft_flags_keep_their_mean_share_of_missing_values():
+    """Old decoding (0.5 threshold): no missing value at all; now 10 % of the rows, as the outputs say."""
+    enc, x = _soft_table()
+    back = enc.decode(x)
+    assert back["n"].isna().mean() == pytest.approx(x[:, 1].mean(), abs=0.002)
+    assert back["c"].isna().mean() == pytest.approx(x[:, 6].mean(), abs=0.002)
+    assert ((x[:, 1] > 0.5).mean(), (x[:, 6] > 0.5).mean()) == (0.0, 0.0)  # what the threshold gave
+
+
+def test_soft_flags_that_say_complete_keep_the_column_complete():
+    enc, x = _soft_table()
+    x[:, 1] = 0.0004  # a mean share that rounds to no row of 1 000
+    assert not enc.decode(x)["n"].isna().any()
+
+
+def test_a_level_second_everywhere_keeps_its_share():
+    """Old decoding (argmax): c = 'c' never appears and 'a' takes every row; now each level keeps the
+    block's mean share within a row of rounding, among the rows present."""
+    from dpcore.data.decode_shares import level_codes
+
+    enc, x = _soft_table()
+    codes = level_codes(x[:, 3:6])
+    means = x[:, 3:6].mean(0) / x[:, 3:6].mean(0).sum()
+    assert np.abs(np.bincount(codes, minlength=3) / len(x) - means).max() <= 1.0 / len(x)
+    assert (np.argmax(x[:, 3:6], axis=1) == 2).sum() == 0  # what the argmax gave
+    assert x[codes == 2, 5].mean() > x[codes == 1, 5].mean()  # the rows that prefer it most get it
+    present = enc.decode(x)["c"].dropna()
+    assert (present == "c").mean() == pytest.approx(means[2], abs=0.03)
+
+
+def test_exact_rows_decode_as_an_argmax_and_a_threshold():
+    """Real rows and per-column heads' draws (exact 0/1) decode as before, with rare levels and gaps."""
+    from dpcore.data.decode_shares import flag_rows, level_codes
+
+    rng = np.random.default_rng(1)
+    codes = rng.choice(4, 997, p=[0.7, 0.25, 0.045, 0.005])
+    onehot = np.eye(4)[codes]
+    onehot[rng.random(997) < 0.1] = 0.0  # rows of a missing category: an all-zero block
+    kept = onehot.any(1)
+    assert (level_codes(onehot)[kept] == codes[kept]).all()
+    flags = rng.random(997) < 0.03
+    assert (flag_rows(flags.astype(float)) == flags).all()
+
+
+def test_numbers_without_a_declared_precision_round_to_the_encodings():
+    """Money declared over 0–100 000 without decimals decodes in cents (before: 12 decimals), a value
+    stored exactly comes back exactly; the precision is a function of the public bounds."""
+    from dpcore.data.encoder import value_decimals
+
+    spec = ColumnSpec("debt", "numeric", 0.0, 100_000.0, nullable=True)
+    enc = TabularEncoder(Schema([spec]))
+    assert value_decimals(spec) == 2 and value_decimals(ColumnSpec("r", "numeric", 0.0, 1.5)) == 6
+    assert value_decimals(ColumnSpec("r", "numeric", 0.0, 1.5, decimals=3)) == 3
+    x = np.random.default_rng(0).random((50, enc.n_features)).astype(np.float32)
+    x[:, 1] = 0.0
+    debt = enc.decode(x)["debt"].to_numpy(dtype=float)
+    old = x[:, 0].astype(float) * 1e5  # the old decoding: every digit of the float32
+    assert np.abs(debt - np.round(debt, 2)).max() < 1e-9 < np.abs(old - np.round(old, 2)).max()
+    real = pd.DataFrame({"debt": [0.0, 12345.67, 99990.01, 5.01]})  # (99 999.99 sits on the atom at the cap)
+    assert enc.decode(enc.encode(real)[0])["debt"].tolist() == real["debt"].tolist()
+
+
 def test_atoms_are_public_functions_of_the_bounds_and_decode_exactly():
     from dpcore.data.encoder import atom_values, atoms_of
 
