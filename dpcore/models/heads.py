@@ -50,6 +50,7 @@ class Head:
     first: float = -1.0  # BINS of an integer column: the encoded value of its first integer (else −1)
     step: float = 0.0  # BINS: bin width in [0, 1] (integers: the encoded distance of one unit)
     atoms: tuple = ()  # BINS: encoded positions with a level of their own, after the bins' levels
+    flag: bool = False  # BINARY: a column's missing-value indicator (not a boolean column)
 
     @property
     def out_stop(self) -> int:
@@ -119,7 +120,7 @@ class TabularHeads:
             else:
                 kind = BINS if bins else GAUSSIAN
             head = (_bins_head(specs[b.column], b.start, out, bins, atoms) if kind == BINS
-                    else Head(kind, b.start, b.stop, out))
+                    else Head(kind, b.start, b.stop, out, flag=b.role == "missing"))
             heads.append(head)
             pos, out = b.stop, head.out_stop
         if n_classes:
@@ -201,7 +202,9 @@ class TabularHeads:
         """{head index: logit offsets b} so that the decoder's marginal over `out`'s rows,
         mean_rows softmax(o + b), lies within `bounds[i]` = (lower, upper) shares per level for each
         listed SOFTMAX head (a level inside its bounds keeps the decoder's share; the others go to
-        the nearest bound, the rest rescaled).
+        the nearest bound, the rest rescaled); for a listed BINARY head, (lower, upper) bound the
+        share of ones, and an upper bound of 0 gives an offset no row's logit overcomes (the flag
+        is never drawn: a nullable column generated complete).
 
         Why: a decoder trained with DP-SGD on a few hundred rows puts a rare level's probability
         near zero for every z, so the level is never generated although it is declared and its
@@ -212,8 +215,11 @@ class TabularHeads:
         result = {}
         for i, (lo, hi) in bounds.items():
             h = self.heads[i]
+            if h.kind == BINARY:
+                result[i] = np.array([_binary_offset(out[:, h.out], float(np.max(lo)), float(np.max(hi)))])
+                continue
             if h.kind != SOFTMAX:
-                raise ValueError(f"head {i} is not a softmax head")
+                raise ValueError(f"head {i} is neither a softmax nor a binary head")
             o = out[:, h.out:h.out_stop]
             current = _softmax(o).mean(0)
             target = _within(current, np.asarray(lo, np.float64), np.asarray(hi, np.float64))
@@ -222,6 +228,29 @@ class TabularHeads:
                 b = b + np.log(target / np.clip(_softmax(o + b).mean(0), 1e-12, None))
             result[i] = b - b.max()
         return result
+
+
+NEVER = -60.0  # a logit offset that makes a flag's probability < 1e-26 for any logit a decoder outputs
+
+
+def _binary_offset(logits: np.ndarray, lo: float, hi: float, iters: int = 60) -> float:
+    """The offset b (by bisection: the mean sigmoid is monotone in b) that moves mean sigmoid(logits
+    + b) to the nearest of [lo, hi]; 0 when it already lies inside; NEVER when hi ≤ 0."""
+    if hi <= 0.0:
+        return NEVER
+    share = float(np.mean(_sigmoid(logits))) if len(logits) else 0.0
+    if lo <= share <= hi:
+        return 0.0
+    target = min(max(share, lo), hi)
+    a, b = -40.0, 40.0
+    for _ in range(iters):
+        mid = 0.5 * (a + b)
+        a, b = (mid, b) if np.mean(_sigmoid(logits + mid)) < target else (a, mid)
+    return 0.5 * (a + b)
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    return 0.5 * (1.0 + np.tanh(0.5 * x))  # no overflow for large |x|
 
 
 def _softmax(o: np.ndarray) -> np.ndarray:

@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from dpcore.errors import InvalidParameter
+from dpcore.data.decode_shares import quota_counts
 
 CALIBRATION_DRAWS = 4096  # z draws a decoder's marginals are estimated on (level_shares' offsets)
 Draw = Callable[[int], tuple[np.ndarray, np.ndarray]]  # m → (features (m, d), labels (m,))
@@ -35,18 +35,6 @@ def most_confident(out: np.ndarray, n_features: int, n: int) -> np.ndarray:
     block = np.sort(np.asarray(out)[:, n_features:], axis=1)
     margin = block[:, -1] - block[:, -2]
     return np.argsort(-margin, kind="stable")[:n]
-
-
-def quota_counts(shares: np.ndarray, n: int) -> np.ndarray:
-    """Integer counts summing to n, proportional to `shares` (largest remainders get the rest)."""
-    shares = np.asarray(shares, np.float64)
-    if shares.ndim != 1 or not len(shares) or np.any(shares < 0) or not shares.sum() > 0:
-        raise InvalidParameter("shares must be a non-empty vector of non-negative numbers")
-    exact = shares / shares.sum() * n
-    counts = np.floor(exact).astype(np.int64)
-    rest = int(n - counts.sum())
-    counts[np.argsort(-(exact - counts), kind="stable")[:rest]] += 1
-    return counts
 
 
 def sample_with_quotas(draw: Draw, n: int, shares: np.ndarray, *, max_factor: int = 20,
@@ -106,30 +94,43 @@ def _next_chunk(chunk: int, missing: np.ndarray, seen: np.ndarray, drawn: int) -
 
 
 LEVEL_FLOOR = 0.01  # the least share a declared level is generated at (at most 1/(2k))
+SHARE_SIGMAS = 2.0  # a level's (a flag's) generated share is kept within this many noise stds of its noisy share
+MISSING_SIGMAS = 3.0  # a missing-value flag whose noisy share is under this many noise stds: column complete
 
 
 def level_shares(heads, mean: np.ndarray, noise: float, skip_label: bool = True) -> dict[int, np.ndarray]:
-    """{head index: (lower, upper) share bounds} of each categorical (softmax) head, from a
-    released mean of the model matrix (P3GM's DP-PCA noisy mean holds each one-hot block's level
-    frequencies plus noise of std `noise`): noisy share ± 2·noise, the lower bound at least
-    min(LEVEL_FLOOR, 1/(2k)) so every declared level is generated.
+    """{head index: (lower, upper) share bounds} of each categorical (softmax) head and each
+    missing-value flag, from a released mean of the model matrix (P3GM's DP-PCA noisy mean holds
+    each one-hot block's level frequencies and each flag's missing share, plus noise of std
+    `noise`): noisy share ± 2·noise, a level's lower bound at least min(LEVEL_FLOOR, 1/(2k)) so
+    every declared level is generated; a flag whose noisy share is at most MISSING_SIGMAS·noise
+    gets (0, 0): its column is generated complete.
 
     Why bounds and not the shares: on ~1 000 rows the shares' noise is ~0.1 (ε = 1), so moving
     every level onto its noisy share would add that noise; the decoder's own share is kept unless
-    the release says it is off by more than the noise. The label head (the last, when `skip_label`)
-    is left to the label quotas. Post-processing of a released value."""
-    from dpcore.models.heads import SOFTMAX
+    the release says it is off by more than the noise. Why a threshold for the flags: a declared
+    schema makes every column nullable, and the decoder learns each flag's share from the noisy
+    mean it warms up on, so a complete column came back with 1–19 % blanks; a share the noise
+    cannot tell from zero is not known to be there (3 stds: about one complete column in 700
+    passes). The label head (the last, when `skip_label`) is left to the label quotas.
+    Post-processing of a released value."""
+    from dpcore.models.heads import BINARY, SOFTMAX
 
     mean = np.asarray(mean, np.float64)
     last = len(heads.heads) - 1 if skip_label else None
     out = {}
     for i, h in enumerate(heads.heads):
-        if h.kind != SOFTMAX or i == last:
+        if i == last or not (h.kind == SOFTMAX or (h.kind == BINARY and h.flag)):
             continue
         y = mean[h.start:h.stop]
         if not np.isfinite(y).all():
             continue
+        if h.kind == BINARY:
+            seen = float(y[0]) > MISSING_SIGMAS * noise
+            out[i] = ((np.maximum(y - SHARE_SIGMAS * noise, 0.0), np.minimum(y + SHARE_SIGMAS * noise, 1.0)) if seen
+                      else (np.zeros(1), np.zeros(1)))
+            continue
         k = h.stop - h.start
-        lo = np.maximum(y - 2.0 * noise, min(LEVEL_FLOOR, 0.5 / k))
-        out[i] = (lo, np.maximum(y + 2.0 * noise, lo))
+        lo = np.maximum(y - SHARE_SIGMAS * noise, min(LEVEL_FLOOR, 0.5 / k))
+        out[i] = (lo, np.maximum(y + SHARE_SIGMAS * noise, lo))
     return out

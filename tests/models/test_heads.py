@@ -6,6 +6,7 @@ import pandas as pd
 import pytest
 import torch
 
+from dpcore.data import ColumnSpec, Schema, TabularEncoder
 from dpcore.data.csv import read_csv
 from dpcore.data.split import train_test_split
 from dpcore.models import get_model
@@ -179,9 +180,35 @@ def test_level_shares_floor_every_declared_level(imbalanced):
     mean[h.start:h.stop] = [0.7, 0.32, -0.02]  # a noisy mean: the third level's share fell below 0
     mean[-2:] = [0.9, 0.1]
     bounds = level_shares(heads, mean, noise=0.05)
-    assert list(bounds) == [i]  # the label head is left to the label quotas
+    flags = [k for k, h in enumerate(heads.heads) if h.flag]
+    assert sorted(bounds) == sorted([i, *flags])  # the label head is left to the label quotas
+    assert all(bounds[k][1][0] == 0 for k in flags)  # flags at a noisy share of 0: columns complete
     lo, hi = bounds[i]
     assert lo == pytest.approx([0.6, 0.22, 0.01]) and hi == pytest.approx([0.8, 0.42, 0.08])
+
+
+def test_missing_flags_follow_the_released_share_and_complete_columns_stay_complete():
+    """A declared schema makes every column nullable; a decoder whose flag says 6 % everywhere (what
+    P3GM's decoder learnt from the noisy mean it warms up on) put blanks into every column. A flag
+    whose noisy share is under MISSING_SIGMAS noise stds now draws none; one clearly above keeps its
+    share within the noise of the released one."""
+    from dpcore.models.label_shares import MISSING_SIGMAS, level_shares
+
+    schema = Schema([ColumnSpec("a", "numeric", 0.0, 1.0, nullable=True), ColumnSpec("b", "numeric", 0.0, 1.0, nullable=True)])
+    heads = TabularHeads.for_data(TabularEncoder(schema), 4, 0, bins=4)
+    flag_a, flag_b = [k for k, h in enumerate(heads.heads) if h.flag]
+    noise = 0.02
+    mean = np.array([0.5, MISSING_SIGMAS * noise * 0.9, 0.5, 0.3])  # a: under the threshold, b: 30 % missing
+    bounds = level_shares(heads, mean, noise=noise, skip_label=False)  # no label block
+    assert bounds[flag_a][1][0] == 0 and bounds[flag_b][0][0] == pytest.approx(0.3 - 2 * noise)
+    out = np.zeros((4000, heads.out_width))
+    out[:, heads.heads[flag_a].out] = out[:, heads.heads[flag_b].out] = np.log(0.06 / 0.94)  # 6 % each
+    rng = np.random.default_rng(0)
+    plain = heads.sample(out, rng)
+    assert plain[:, heads.heads[flag_a].start].mean() > 0.04  # before: blanks in a complete column
+    rows = heads.sample(out, rng, heads.marginal_offsets(out, bounds))
+    assert rows[:, heads.heads[flag_a].start].sum() == 0
+    assert abs(rows[:, heads.heads[flag_b].start].mean() - (0.3 - 2 * noise)) < 0.02
 
 
 def test_p3gm_generates_every_declared_level_of_a_small_table():
