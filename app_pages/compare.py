@@ -69,7 +69,8 @@ with tabs[1]:
     st.caption("**TVD** (total variation distance) is the largest difference in probability any event "
                "over the bins can show: 0 = identical distributions, 1 = disjoint. **Quality** is one "
                "number in [0, 1], higher is better (as in SDMetrics' quality report): the mean of "
-               "*column shapes* (1 − each column's TVD) and *column pairs* (1 − each pair's TVD). "
+               "*column shapes* (1 − each column's TVD) and *column pairs* (1 − each pair's TVD): how alike the "
+               "columns look, not whether the rows are useful (that is the **Utility** tab's one number). "
                "A numeric column's rows exactly at a bound or at 0 (a point mass) count as a bin of "
                "their own, \"= 0\". These scores compare with the real training rows: an evaluation "
                "for you, not covered by ε, never in the shareable release.")
@@ -139,23 +140,33 @@ with tabs[2]:
         st.session_state["compare.umap_done"] = True
 
 with tabs[3]:
-    st.caption("Classifiers trained on the synthetic rows and tested on the real held-out test split, "
-               "next to the same classifiers trained on the real training rows (the reference).")
+    st.caption("Usefulness: a classifier trained on the synthetic rows predicts the target of the real "
+               "held-out rows; its balanced accuracy (the mean over classes of the share predicted right; "
+               "guessing scores 1 / number of classes) beside the same classifier trained on the real rows. "
+               "The same number is in the Runs table and both reports.")
 
     def draw_utility(name: str) -> None:
         res, fig = ui.cached_utility(*ui.key(name))
         if res is None:
             st.caption("No target column: utility needs labels.")
             return
-        from dpcore.ui.story import utility_badge
+        from dpcore.evaluate.usefulness import from_saved, tiles
+        from dpcore.report import load_evaluation
+        from dpcore.runs.released_score import stored_score
 
-        badge = utility_badge(res)
-        a, b = st.columns(2)
-        a.metric(badge["label"], badge["value"])
-        if badge["reference"] is not None:
-            b.metric(badge["reference_label"], badge["reference"], delta=badge["delta"], delta_color="normal",
-                     help="The gap is the utility lost to privacy and modelling.")
+        b = ui.bundle(name)
+        found = stored_score(b.run, load_evaluation(b.run.path))
+        tile = tiles(from_saved(res.to_dict()), None if found is None else found[0])
+        a, c = st.columns(2)
+        a.metric(tile["label"], tile["value"], help="logistic regression trained on the synthetic rows")
+        if tile["reference"] is not None:
+            c.metric(tile["reference_label"], tile["reference"], delta=tile["delta"], delta_color="normal",
+                     help="The gap is the usefulness lost to privacy and modelling.")
+        st.markdown(md(tile["sentence"]))
+        if tile["shared"]:
+            st.caption(md(tile["shared"]))
         for w in ui.synthetic_warnings(*ui.key(name)):
             st.warning(md(w), icon=":material/warning:")
-        st.plotly_chart(fig, key=f"compare.utility.{name}")
+        with st.expander("Other scores (AUROC, AUPRC, accuracy) for four classifiers"):
+            st.plotly_chart(fig, key=f"compare.utility.{name}")
     side_by_side(draw_utility)

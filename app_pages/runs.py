@@ -63,9 +63,13 @@ def _usefulness(name: str, path: Path) -> None:
     with ui.guard():
         found = stored_score(run, load_evaluation(path))
         if found is not None:
-            text, note = describe(*found)
-            st.success(f"**In the shareable release:** {md(text)}", icon=":material/verified:")
-            st.caption(f"{md(note)} The run's ε, {run.epsilon:.2f}, includes it.")
+            from dpcore.evaluate.usefulness import shared_words
+            from dpcore.release_words import shared_sentence
+
+            _, note = describe(*found)
+            st.success(f"**In the shareable release:** {md(shared_sentence(found[0], run.config.data.target))} "
+                       f"{md(shared_words(found[0], found[1], run.epsilon))}", icon=":material/verified:")
+            st.caption(md(note))
             return
         e1, e2 = st.columns([1, 3], vertical_alignment="bottom")
         if st.session_state.get("runs.score_eps.run") != name:  # the widget keeps its value across runs:
@@ -93,7 +97,7 @@ def _usefulness(name: str, path: Path) -> None:
             out = release_score(path, eps, bundle=bundle)
             box.update(label=f"Usefulness score released (ε = {out['epsilon']:.2g}); the run's ε is now "
                              f"{out['run_epsilon']:.2f} (was {before:.2f})", state="complete", expanded=False)
-        st.session_state.pop("runs.report", None)  # a release built before lacks the score
+        st.session_state.get("runs.reports", {}).pop("shareable", None)  # a release built before lacks the score
         st.rerun()
 
 
@@ -112,7 +116,12 @@ else:
         "K": st.column_config.TextColumn("K", help="Mixture components of the prior"),
         "variant": st.column_config.TextColumn("variant", help="Dataset variant (outlier: one injected outlier)"),
         "utility": st.column_config.TextColumn(
-            "utility", help="Mean score of classifiers trained on synthetic, tested on real (— = not scored)"),
+            "utility", help="Usefulness: balanced accuracy of a logistic regression trained on the synthetic rows, "
+                            "tested on the real held-out rows; the number Compare and both reports show "
+                            "(— = not scored)"),
+        "shared (with noise)": st.column_config.TextColumn(
+            "shared (with noise)", help="The same number as released in the shareable release, with the noise "
+                                        "added for sharing (— = none released; add one below)"),
         "best attack": st.column_config.TextColumn(
             "best attack", help="The attack of the ladder that proves the largest ε lower bound (Privacy page)"),
         "attack AUC": st.column_config.TextColumn("attack AUC", help="0.5 = the attack learns nothing"),
@@ -177,18 +186,20 @@ else:
                               step=500, key="runs.report_rows",
                               help="Rows of synthetic data embedded in the report as a CSV download (numbers "
                                    "rounded to the input's precision). Fewer rows, smaller file.")
+        built = st.session_state.setdefault("runs.reports", {})  # one per kind: building one keeps the other
         for kind, (label, tip) in exports.items():
             if c.button(label, icon=":material/description:", key=f"runs.export.{kind}", help=tip):
                 with ui.guard():
-                    st.session_state["runs.report"] = (name, kind, ui.report_html(*ui.key(name), kind, int(rows)))
-        rep = st.session_state.get("runs.report")
-        if rep and rep[0] == name:
-            d.download_button(f"Download {exports[rep[1]][0].lower()} (HTML)", rep[2].encode(),
-                              file_name=f"{name}-{rep[1]}.html", mime="text/html", icon=":material/download:",
-                              key="runs.dl_report", type="primary" if rep[1] == "shareable" else "secondary",
-                              on_click="ignore")
-            if rep[1] == "private":
-                d.caption("Private: contains data not covered by ε. Do not share.")
+                    built[kind] = (name, ui.report_html(*ui.key(name), kind, int(rows)))
+        for kind, (label, _) in exports.items():
+            rep = built.get(kind)
+            if rep and rep[0] == name:
+                d.download_button(f"Download {label.lower()} (HTML)", rep[1].encode(),
+                                  file_name=f"{name}-{kind}.html", mime="text/html", icon=":material/download:",
+                                  key=f"runs.dl_report.{kind}", type="primary" if kind == "shareable" else "secondary",
+                                  on_click="ignore")
+                if kind == "private":
+                    d.caption("Private: contains data not covered by ε. Do not share.")
         _usefulness(name, path)
 
     def _rename(path: Path, new: str) -> None:

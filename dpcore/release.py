@@ -16,68 +16,22 @@ from datetime import datetime
 from typing import Any
 
 from dpcore.privacy import coverage
+from dpcore.release_html import CSS as _CSS
+from dpcore.release_html import (  # noqa: F401 - the reports' tables, re-exported for their callers
+    TABLE_ROWS,
+    cell,
+    fmt,
+    folded,
+    numbers_table,
+    rows_table,
+    settings_in_words,
+    shown_decimals,
+    utility_table,
+)
 
 KINDS = ("shareable", "private")
-TABLE_ROWS = 20
 PRIVATE_MARK = "PRIVATE — contains data not covered by ε; for the data owner only, do not share."
 REPORT_ROWS = 1000  # default synthetic rows in a report's download: small, and not the training size
-_CSS = ("body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222;"
-        "background:#fff}table{border-collapse:collapse;margin:.5em 0}"
-        "th,td{padding:4px 12px;border-bottom:1px solid #ddd;text-align:left;color:#222;background:#fff}"
-        "th{font-weight:600;background:#f2f4f7}td.num{text-align:right;font-variant-numeric:tabular-nums}"
-        "h2{margin-top:2em}.note{color:#555}"
-        ".summary{border:1px solid #ccd;border-radius:6px;padding:.6em 1.2em;background:#f8f9fb}"
-        ".summary li{margin:.3em 0}.summary td,.summary th{background:transparent}"
-        ".private{background:#b3261e;color:#fff;padding:4px 10px;font-weight:600}"
-        ".shareable{background:#2e7d32;color:#fff;padding:4px 10px;font-weight:600}"
-        ".partial{background:#8a4b00;color:#fff;padding:4px 10px;font-weight:600}"
-        "@media print{.private.page{position:fixed;top:0;left:0;right:0}}")
-
-
-def fmt(v) -> str:
-    """A number or label for HTML (escaped; ∞ and NaN spelled out)."""
-    if isinstance(v, float):
-        if math.isinf(v):
-            return "∞"
-        if math.isnan(v):
-            return "—"
-        return f"{v:.4g}"
-    return html.escape(str(v))
-
-
-def settings_in_words(params: dict[str, Any], config_class=None) -> str:
-    """The run's settings for people: what each one is (the model's own declaration) and its value."""
-    helps = {}
-    if config_class is not None:
-        import dataclasses
-
-        helps = {f.name: f.metadata.get("help", "") for f in dataclasses.fields(config_class)}
-    rows = "".join(f"<tr><td>{html.escape(helps.get(k) or k)}</td><td><code>{html.escape(str(k))}</code></td>"
-                   f"<td class='num'>{cell(v) if isinstance(v, float) else fmt(v)}</td></tr>"
-                   for k, v in sorted(params.items(), key=lambda kv: (not helps.get(kv[0]), kv[0])))
-    return f"<table><tr><th>setting</th><th>name</th><th>value</th></tr>{rows}</table>" if params else ""
-
-
-def utility_table(result) -> str:
-    """The train-on-synthetic/test-on-real scores as a plain HTML table (one row per classifier and
-    the mean; per metric, synthetic → real next to the real → real reference)."""
-    def cell(v) -> str:
-        ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(float(v))
-        return f"<td class='num'>{float(v):.3f}</td>" if ok else "<td class='num'>—</td>"
-
-    ref = result.reference or None
-    head = "<th>classifier</th>" + "".join(
-        f"<th>{html.escape(m)} (synthetic → real)</th>" + (f"<th>{html.escape(m)} (real → real)</th>" if ref else "")
-        for m in result.metrics)
-    rows = []
-    for name in list(result.rows) + ["mean"]:
-        scores = result.mean if name == "mean" else result.rows[name]
-        refs = (ref["mean"] if name == "mean" else ref.get("classifiers", {}).get(name, {})) if ref else {}
-        cells = "".join(cell(scores.get(m)) + (cell(refs.get(m)) if ref else "") for m in result.metrics)
-        label = f"<b>{html.escape(str(name))}</b>" if name == "mean" else html.escape(str(name))
-        rows.append(f"<tr><td>{label}</td>{cells}</tr>")
-    notes = "".join(f"<p class='note'>{html.escape(n)}</p>" for n in (result.notes or []))
-    return f"<table><tr>{head}</tr>{''.join(rows)}</table>{notes}"
 
 
 def synthetic_rows_section(data, name: str) -> str:
@@ -128,57 +82,6 @@ def _tidy(fig):
     return f
 
 
-def numbers_table(numbers: dict[str, Any]) -> str:
-    return "<table>" + "".join(f"<tr><th>{html.escape(str(k))}</th><td>{fmt(v)}</td></tr>"
-                               for k, v in numbers.items()) + "</table>"
-
-
-def cell(v, decimals: int | None = None) -> str:
-    """A table value for people: a column's own precision, whole numbers whole, never 1.728e+04."""
-    import numpy as np
-
-    if isinstance(v, (float, np.floating)) and math.isfinite(float(v)):
-        v = float(v)
-        if decimals is not None:
-            return f"{v:.{decimals}f}"
-        if v.is_integer() and abs(v) < 1e15:
-            return str(int(v))
-        return np.format_float_positional(v, precision=6, unique=True, fractional=False, trim="-")
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return ""
-    return fmt(v)
-
-
-def shown_decimals(spec) -> int | None:
-    """The decimals a column's numbers are shown with: its own (declared, or as the file writes them),
-    else about three significant digits of its public range (declared or DP bounds: a function of
-    the bounds, never of the rows), so age 0–120 reads 32, not 32.1933; None: not a number column."""
-    if getattr(spec, "decimals", None) is not None:
-        return spec.decimals
-    lo, hi = getattr(spec, "lower", None), getattr(spec, "upper", None)
-    if getattr(spec, "kind", None) != "numeric" or lo is None or hi is None or not float(hi) > float(lo):
-        return None
-    return max(0, 3 - math.ceil(math.log10(float(hi) - float(lo))))
-
-
-def rows_table(frame, max_rows: int = TABLE_ROWS, schema=None) -> str:
-    """The first rows of a DataFrame as an escaped HTML table (column names and values are data);
-    numbers in their column's precision when `schema` gives one (`shown_decimals`)."""
-    decimals = {}
-    if schema is not None:
-        decimals = {c.name: d for c in schema.columns if (d := shown_decimals(c)) is not None}
-    places = [decimals.get(c) for c in frame.columns]
-    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in frame.columns)
-    body = "".join("<tr>" + "".join(f"<td>{cell(v, d)}</td>" for v, d in zip(row, places)) + "</tr>"
-                   for row in frame.head(max_rows).itertuples(index=False))
-    return f"<table><tr>{head}</tr>{body}</table>"
-
-
-def folded(summary: str, content: str) -> str:
-    """Detail a reader opens when they want it (a 19-row ledger does not push the point off-screen)."""
-    return f"<details><summary>{html.escape(summary)}</summary>{content}</details>"
-
-
 SCHEMA_DEPENDENT = ("synthetic_rows", "model_weights")  # carry the schema's categories and ranges
 INFERRED_WHY = ("its categories and value ranges come from a schema read from the private rows (a category "
                 "seen in one row, the exact min/max), outside the ledger")
@@ -226,13 +129,21 @@ def preprocessing_private(bundle) -> bool:
 
 
 def page(title: str, intro: str, numbers: dict[str, Any], sections: Sequence[tuple[str, Any]],
-         *, private: bool, summary: str = "", uncovered: Sequence[str] = ()) -> str:
+         *, private: bool, summary: str = "", uncovered: Sequence[str] = (), lead: str = "",
+         items: Sequence[tuple[str, str]] = ()) -> str:
     """One self-contained HTML page. sections: (caption, plotly figure or ready-escaped HTML or None).
 
     `summary` (ready-escaped HTML, `summary_list`) comes first, right under the title; the numbers
-    table and the sections are the details after it. A private page repeats `PRIVATE_MARK` above
-    the title, in a bar fixed on every printed page, and above every section.
+    table and the sections are the details after it. With `lead` (plain text) the summary is that
+    paragraph, with `items` and `intro` folded under it (`release_words.lead_summary`). A private
+    page repeats `PRIVATE_MARK` above the title, in a bar fixed on every printed page, and above
+    every section.
     """
+    if lead:
+        from dpcore.release_words import lead_summary
+
+        # the release's intro is technical (folded); the private report's warning stays in view
+        summary, intro = lead_summary(lead, items, "" if private else intro), intro if private else ""
     mark = f"<div class='private'>{html.escape(PRIVATE_MARK)}</div>" if private else ""
     if private:
         badge = f"<div class='private page'>{html.escape(PRIVATE_MARK)}</div>"
@@ -244,7 +155,7 @@ def page(title: str, intro: str, numbers: dict[str, Any], sections: Sequence[tup
     parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
              f"<style>{_CSS}</style></head><body>", badge, f"<h1>{html.escape(title)}</h1>",
              f"<p class='note'>Generated {datetime.now().isoformat(timespec='seconds')} by the DP Generative "
-             f"Workbench. {html.escape(intro)}</p>"]
+             f"Workbench. {html.escape(intro)}".rstrip() + "</p>"]
     if summary:
         parts += [mark, summary, mark, "<h2>Details</h2>"]
     parts.append(numbers_table(numbers))
@@ -329,19 +240,12 @@ def _ledger_sections(bundle) -> list[tuple[str, Any]]:
             ("Trade-off bounds from the ledger (dotted: approximation, not a bound)", bounds)]
 
 
-def usefulness_section(bundle) -> tuple[str, str] | None:
-    """The released usefulness score in one sentence (dpcore.runs.released_score): only its noisy
-    counts and its ledger record are read, never a real row; None when the run released none."""
-    from dpcore.runs.evaluation import load_evaluation
-    from dpcore.runs.released_score import describe, stored_score
+def usefulness_section(bundle, target: str | None = None) -> tuple[str, str] | None:
+    """The shared usefulness score's section (`release_words.usefulness_section`); None when the run
+    shared none."""
+    from dpcore.release_words import usefulness_section as section
 
-    if not bundle.private or bundle.seeded_noise:
-        return None
-    found = stored_score(bundle.run, load_evaluation(bundle.run.path))
-    if found is None:
-        return None
-    text, note = describe(*found)
-    return ("Usefulness (covered by ε)", f"<p>{html.escape(text)}</p><p class='note'>{html.escape(note)}</p>")
+    return section(bundle, target)
 
 
 def shareable_report(bundle, seed: int = 0, rows: int = REPORT_ROWS) -> str:
@@ -365,7 +269,7 @@ def shareable_report(bundle, seed: int = 0, rows: int = REPORT_ROWS) -> str:
             sections.append(("Synthetic: mean image per generated class", means))
     else:
         sections.append(("Synthetic rows", synthetic_rows_section(syn, bundle.run.name)))
-    useful = usefulness_section(bundle)
+    useful = usefulness_section(bundle, getattr(getattr(syn, "schema", None), "target", None))
     if useful is not None:
         sections.append(useful)
     sections.append(settings_section(bundle))
@@ -390,14 +294,17 @@ def shareable_report(bundle, seed: int = 0, rows: int = REPORT_ROWS) -> str:
         intro += (" The schema was inferred from the private rows: its categories and min/max are not covered "
                   "by ε.")
     nums = {**_run_facts(bundle), "synthetic rows drawn for this release": syn.n}
+    from dpcore.release_words import shareable_lead
+
     return page(f"Shareable release: {bundle.run.name}", intro, nums, sections, private=False,
-                summary=summary_list(summary_items(bundle, n_synthetic=syn.n)), uncovered=uncovered_parts(bundle))
+                lead=shareable_lead(bundle, syn, inferred=inferred), items=summary_items(bundle, n_synthetic=syn.n),
+                uncovered=uncovered_parts(bundle))
 
 
 def private_report(bundle, numbers: dict[str, Any], figures: Sequence[tuple[str, Any]],
-                   notes: Sequence[str] = (), summary: Sequence[tuple[str, str]] = ()) -> str:
-    """The data owner's full report: the summary first, every section marked private, the
-    catalogue at the end."""
+                   notes: Sequence[str] = (), summary: Sequence[tuple[str, str]] = (), lead: str = "") -> str:
+    """The data owner's full report: the summary first (`lead`, plain words, with the `summary`
+    lines folded under it), every section marked private, the catalogue at the end."""
     intro = ("Private report: it contains real rows, raw losses, evaluation against real data and attack "
              "statistics, which ε does not cover (see 'What ε covers'). Share the shareable release instead.")
     sections = [("Notes", "".join(f"<p class='note'>{html.escape(n)}</p>" for n in notes))] if notes else []
@@ -406,5 +313,8 @@ def private_report(bundle, numbers: dict[str, Any], figures: Sequence[tuple[str,
     sections += list(figures) + [settings_section(bundle),
                                  ("What ε covers", coverage_table(bundle.private and not bundle.seeded_noise,
                                                                   preprocessing_private(bundle)))]
+    if lead:
+        return page(f"Private report: {bundle.run.name}", intro, numbers, sections, private=True, lead=lead,
+                    items=summary)
     return page(f"Private report: {bundle.run.name}", intro, numbers, sections, private=True,
                 summary=summary_list(summary) if summary else "")

@@ -185,9 +185,19 @@ def run_numbers(bundle: RunBundle, evaluation: dict | None = None) -> dict[str, 
                             "training rows": bundle.train.n, "test rows": 0 if bundle.test is None else bundle.test.n,
                             "synthetic rows": bundle.synthetic.n}
     if h["utility"] is not None:
-        nums[f"utility: mean {h['utility_metric']} (synthetic → real)"] = float(h["utility"])
+        nums[f"usefulness: {h['utility_metric']} (synthetic → real)"] = float(h["utility"])
         if h["reference"] is not None:
-            nums[f"reference: mean {h['utility_metric']} (real → real)"] = float(h["reference"])
+            nums[f"reference: {h['utility_metric']} (real → real)"] = float(h["reference"])
+        if h["chance"] is not None:
+            nums[f"{h['utility_metric']} of guessing"] = float(h["chance"])
+        from dpcore.release_words import shared_score
+
+        found = shared_score(bundle)
+        if found is not None and found[0].balanced_accuracy is not None:
+            from dpcore.evaluate.usefulness import noisy_text
+
+            nums["usefulness shared in the release (the same number, with noise)"] = noisy_text(
+                found[0].balanced_accuracy, found[0].balanced_plus_minus)
     if h["tvd_2way"] is not None:
         nums["2-way marginal TVD (mean)"] = float(h["tvd_2way"])
     if h["attack"] is not None:
@@ -203,14 +213,15 @@ def run_numbers(bundle: RunBundle, evaluation: dict | None = None) -> dict[str, 
 def result_summary(bundle: RunBundle, evaluation: dict) -> list[tuple[str, str]]:
     """The private report's summary lines after model, data and ε: utility against the real data
     and the strongest attack's AUC, in plain words."""
+    from dpcore.evaluate.usefulness import from_saved, sentence
+
     h = headline(evaluation)
     out = []
-    if h["utility"] is not None:
-        m, u, r = h["utility_metric"], h["utility"], h["reference"]
-        ref = "" if r is None else (f" vs {r:.3f} for the same classifiers trained on the real rows"
-                                    + (f" ({100 * u / r:.0f} % of it)" if r > 0 else ""))
-        out.append(("Utility", f"mean {m} {u:.3f} for classifiers trained on synthetic rows and tested on "
-                               f"real held-out rows{ref}."))
+    use = from_saved(evaluation.get("utility"))
+    if use is not None:
+        out.append(("Utility", f"{sentence(use)} A {use.classifier.replace('_', ' ')} trained on synthetic "
+                               "rows and tested on real held-out rows, beside the same one trained on the real "
+                               "rows; AUROC and the other classifiers are in the utility table."))
     if h["attack_auc"] is not None:
         auc = h["attack_auc"]
         words = ("the attacker learns nothing measurable (an AUC a little below 0.5 is sampling noise "
@@ -260,7 +271,10 @@ def run_report(run_dir, *, kind: str = "shareable", n_targets: int = 1000, seed:
             notes.append(claim["summary"])
     notes += [f"Warning: {w}" for w in ev["summary"].get("warnings", [])]  # escaped by the page
     summary = release.summary_items(b, n_synthetic=syn.n) + result_summary(b, ev["summary"])
-    return release.private_report(b, run_numbers(b, ev["summary"]), figs, notes, summary)
+    from dpcore.release_words import private_lead
+
+    return release.private_report(b, run_numbers(b, ev["summary"]), figs, notes, summary,
+                                  lead=private_lead(b, syn, ev["summary"]))
 
 
 def story_report(private_dir, leaky_dir, verdict: str, *, n_targets: int = 1000, seed: int = 0,

@@ -70,15 +70,29 @@ def synthetic_warnings(synthetic, train, test=None, utility=None, advice: str | 
             out.append(f"{k} {what} collapsed to a single value in the synthetic data while "
                        f"{'it varies' if k == 1 else 'they vary'} in the real data{shown}.")
     if utility is not None:
-        metric = utility.metrics[0]
-        value = utility.mean.get(metric)
-        chance = chance_level(test, metric)
-        if value is None or (isinstance(value, float) and math.isnan(value)):
-            out.append("Utility could not be measured: the synthetic data has too few classes to train a classifier.")
-        elif chance is not None and value <= chance + 0.01:
-            out.append(f"Utility ({metric} {value:.3f}) is at or below chance ({chance:.3f}): classifiers trained "
-                       "on these rows learn nothing about the real data. " + (advice or GENERIC_ADVICE))
+        out += _usefulness_warning(utility, test, advice)
     return out
+
+
+def _usefulness_warning(utility, test, advice: str | None) -> list[str]:
+    """The one usefulness measure (dpcore.evaluate.usefulness) at chance, in its own words; a
+    result without it (scored before it) falls back to the first utility metric."""
+    from dpcore.evaluate.usefulness import NAME, from_saved, sentence
+
+    use = from_saved({"usefulness": getattr(utility, "usefulness", None)})
+    if use is not None:
+        metric, value, chance = NAME, use.value, use.chance
+    else:
+        metric = utility.metrics[0]
+        value, chance = utility.mean.get(metric), chance_level(test, metric)
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ["Utility could not be measured: the synthetic data has too few classes to train a classifier."]
+    if chance is not None and value <= chance + 0.01:
+        said = sentence(use) if use is not None else (f"Utility ({metric} {value:.3f}) is at or below chance "
+                                                      f"({chance:.3f}).")
+        return [f"{said} Classifiers trained on these rows learn nothing about the real data. "
+                + (advice or GENERIC_ADVICE)]
+    return []
 
 
 def collapsed_names(data, columns, synthetic_means=None) -> list[str]:

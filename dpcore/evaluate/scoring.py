@@ -25,13 +25,25 @@ LABEL = "not covered by ε — data owner only"
 
 
 def score_utility(synthetic: Dataset, train: Dataset, test: Dataset, *, seed: int = 0):
-    """Train on synthetic, test on real (with the train-on-real reference): a UtilityResult, or
-    None when there is no test set (fitted on every row) or the synthetic or test set has no labels."""
+    """Train on synthetic, test on real (with the train-on-real reference): a UtilityResult with the
+    one usefulness measure (`dpcore.evaluate.usefulness`) in `.usefulness`, or None when there is
+    no test set (fitted on every row) or the synthetic or test set has no labels."""
     if test is None or synthetic.labels is None or test.labels is None:
         return None
     from dpcore.evaluate.utility import utility_scores
 
-    return utility_scores(synthetic, test, real_train=train, seed=seed)
+    res = utility_scores(synthetic, test, real_train=train, seed=seed)
+    if res.usefulness is None:  # a table: the one usefulness measure, from the released score's counts
+        from dpcore.evaluate.released_score import SCORE_CLASSIFIER, held_out_class_counts
+        from dpcore.evaluate.usefulness import of_counts
+
+        ref = None if train is None or train.labels is None else held_out_class_counts(train, test, SCORE_CLASSIFIER,
+                                                                                        seed)
+        target = getattr(getattr(test, "schema", None), "target", None)
+        res.usefulness = of_counts(held_out_class_counts(synthetic, test, SCORE_CLASSIFIER, seed), ref,
+                                   int(test.n_classes), SCORE_CLASSIFIER,
+                                   None if target is None else str(target)).to_dict()
+    return res
 
 
 def score_marginals(synthetic: Dataset, train: Dataset, *, max_columns: int = 20) -> dict:

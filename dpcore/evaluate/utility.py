@@ -44,11 +44,13 @@ class UtilityResult:
     n_train: int = 0
     n_test: int = 0
     seconds: float = 0.0
+    usefulness: dict | None = None  # the one usefulness measure (dpcore.evaluate.usefulness)
 
     def to_dict(self) -> dict:
         return {"kind": self.kind, "metrics": list(self.metrics), "classifiers": self.rows,
                 "mean": self.mean, "reference": self.reference, "notes": list(self.notes),
-                "n_train": self.n_train, "n_test": self.n_test, "seconds": self.seconds}
+                "n_train": self.n_train, "n_test": self.n_test, "seconds": self.seconds,
+                "usefulness": self.usefulness}
 
 
 def _n_classes(*sets: Dataset) -> int:
@@ -199,7 +201,8 @@ def _image_x(ds: Dataset, shape: tuple[int, ...]) -> np.ndarray:
 
 # ---------------------------------------------------------------------------------------------
 
-def _fit_score(train: Dataset, test: Dataset, names, n_classes: int, seed: int, image_shape):
+def _fit_score(train: Dataset, test: Dataset, names, n_classes: int, seed: int, image_shape, balanced=None):
+    """(rows, notes); `balanced` (a dict) receives each image classifier's balanced accuracy."""
     rows: dict[str, dict[str, float]] = {}
     notes: list[str] = []
     metrics = ("accuracy",) if image_shape else ("auroc", "auprc", "accuracy")
@@ -216,7 +219,12 @@ def _fit_score(train: Dataset, test: Dataset, names, n_classes: int, seed: int, 
         for name in names:
             net = train_image_classifier(_image_x(train, image_shape), y, n_classes, kind=name,
                                          image_shape=image_shape, seed=seed)
-            rows[name] = {"accuracy": float(np.mean(_predict(net, x_test).argmax(1) == test.labels))}
+            pred = _predict(net, x_test).argmax(1)
+            rows[name] = {"accuracy": float(np.mean(pred == test.labels))}
+            if balanced is not None:
+                from dpcore.evaluate.usefulness import from_predictions
+
+                balanced[name] = from_predictions(test.labels, pred, n_classes)
         return rows, notes
     if train.n > MAX_TABULAR_TRAIN:
         keep = np.random.default_rng(seed).choice(train.n, MAX_TABULAR_TRAIN, replace=False)
@@ -265,14 +273,23 @@ def utility_scores(synthetic: Dataset, test: Dataset, real_train: Dataset | None
                                    f"{'images' if image_shape else 'tabular data'}")
     n_classes = _n_classes(synthetic, test, real_train)
     metrics = ("accuracy",) if image_shape else ("auroc", "auprc", "accuracy")
-    rows, notes = _fit_score(synthetic, test, names, n_classes, seed, image_shape)
+    syn_ba: dict = {}
+    ref_ba: dict = {}
+    rows, notes = _fit_score(synthetic, test, names, n_classes, seed, image_shape, syn_ba)
     reference = None
     if real_train is not None:
-        ref_rows, ref_notes = _fit_score(real_train, test, names, n_classes, seed, image_shape)
+        ref_rows, ref_notes = _fit_score(real_train, test, names, n_classes, seed, image_shape, ref_ba)
         reference = {"classifiers": ref_rows, "mean": _mean(ref_rows, metrics)}
         notes += [f"reference: {n}" for n in ref_notes]
+    measured = None
+    if image_shape:  # tables: scoring.score_utility, from the released score's counts
+        from dpcore.evaluate.usefulness import of_values
+
+        image = str(names[0])  # the first (default: the only) image classifier
+        measured = of_values(syn_ba.get(image), ref_ba.get(image), int(test.n_classes), image).to_dict()
     return UtilityResult(kind="image" if image_shape else "tabular", metrics=metrics, rows=rows,
                          mean=_mean(rows, metrics), reference=reference, notes=notes,
-                         n_train=synthetic.n, n_test=test.n, seconds=time.perf_counter() - t0)
+                         n_train=synthetic.n, n_test=test.n, seconds=time.perf_counter() - t0,
+                         usefulness=measured)
 
 

@@ -111,17 +111,21 @@ def save_evaluation(run_dir, **parts) -> dict:
 
 
 def headline(evaluation: dict) -> dict:
-    """The runs table's numbers from a saved evaluation: utility (mean accuracy for images, mean
-    AUROC for tables), its "train on real" reference, 2-way TVD and the best attack of the ladder
-    (name, AUC, ε lower bound, whether that bound is consistent with the accountant's ε)."""
+    """The runs table's numbers from a saved evaluation: utility (the one usefulness measure,
+    `dpcore.evaluate.usefulness`: its value, metric name, "train on real" reference and chance
+    level; None for a score saved before it, so the run is offered for re-scoring), 2-way TVD and
+    the best attack of the ladder (name, AUC, ε lower bound, whether that bound is consistent with
+    the accountant's ε)."""
     out: dict[str, float | str | bool | None] = {
-        "utility": None, "utility_metric": None, "reference": None, "tvd_2way": None, "attack": None,
-        "attack_auc": None, "attack_eps_lower_bound": None, "attack_consistent": None}
+        "utility": None, "utility_metric": None, "reference": None, "chance": None, "tvd_2way": None,
+        "attack": None, "attack_auc": None, "attack_eps_lower_bound": None, "attack_consistent": None}
     u = evaluation.get("utility")
     if u:
-        metric = "accuracy" if u.get("kind") == "image" else "auroc"
-        out.update(utility=score((u.get("mean") or {}).get(metric)), utility_metric=metric,
-                   reference=score(((u.get("reference") or {}).get("mean") or {}).get(metric)))
+        from dpcore.evaluate.usefulness import NAME, from_saved
+
+        use = from_saved(u)
+        if use is not None:
+            out.update(utility=use.value, utility_metric=NAME, reference=use.reference, chance=use.chance)
     if evaluation.get("marginals"):
         out["tvd_2way"] = score(evaluation["marginals"].get("tvd_2way"))
     best = (evaluation.get("attacks") or {}).get("best")

@@ -45,6 +45,37 @@ def run_data(path) -> dict:
         return {}
 
 
+def shared_score(path, evaluation: dict) -> str:
+    """The run's released usefulness score, "0.74 ± 0.03": the "utility" column's number with the
+    noise it was shared with (dpcore.evaluate.usefulness); "—" when none was released."""
+    if not evaluation.get("released_score"):
+        return MISSING
+    from dpcore.errors import DPCoreError
+    from dpcore.evaluate.usefulness import noisy_text
+    from dpcore.runs import Run
+    from dpcore.runs.released_score import stored_score
+
+    try:
+        found = stored_score(Run(path), evaluation)
+    except DPCoreError:
+        return MISSING
+    score = None if found is None else found[0]
+    if score is None or score.balanced_accuracy is None:
+        return MISSING
+    return noisy_text(score.balanced_accuracy, score.balanced_plus_minus)
+
+
+def canary_bound(path) -> str:
+    """The ε lower bound the Story's canary audit proved for the run ("—" when none was saved): the
+    Story's headline figure, beside the best attack's. Why both: the attacks on synthetic rows prove
+    about nothing on either side of the Story, the audit is what shows the non-private run's leak."""
+    from dpcore.report import load_evaluation
+    from dpcore.ui.story import saved_audit
+
+    au = saved_audit(load_evaluation(path))
+    return MISSING if au is None else _num(au["epsilon_lower_bound"], 2)
+
+
 def runs_table(summaries, *, seconds_fmt=None) -> pd.DataFrame:
     """One row per run, every cell text: "—" for a missing score, "∞" for ε = ∞."""
     from dpcore.privacy.coverage import NOT_PRIVATE
@@ -63,18 +94,21 @@ def runs_table(summaries, *, seconds_fmt=None) -> pd.DataFrame:
 
     rows = []
     for s in summaries:
-        h = headline(load_evaluation(s.path))
+        ev = load_evaluation(s.path)
+        h = headline(ev)
         data = run_data(s.path)
         st_ = settings(s.model, s.params or {}, data)
         ok = h["attack_consistent"]
         rows.append({  # what a person compares first (ε, utility, the best attack) right after the name
-            "run": s.name, "ε": _num(s.epsilon, 2), "utility": _num(h["utility"]),
+            "run": s.name, "ε": _num(s.epsilon, 2), "utility": _num(h["utility"], 2),
+            "shared (with noise)": shared_score(s.path, ev),
             "best attack": h["attack"] or MISSING, "attack AUC": _num(h["attack_auc"]),
             "ε ≥ (attack)": _num(h["attack_eps_lower_bound"], 2), "status": s.status,
+            "ε ≥ (canary audit)": canary_bound(s.path),
             "model": s.model, "dataset": s.dataset, "guarantee": guarantee(s), "variant": st_.get("variant", "—"),
             "share": _num(st_.get("share"), 2), "pca": _num(st_.get("pca"), 0), "K": _num(st_.get("K"), 0),
             "epochs": _num(st_.get("epochs"), 0), "metric": h["utility_metric"] or MISSING,
-            "real → real": _num(h["reference"]),
+            "real → real": _num(h["reference"], 2),
             "consistent": MISSING if ok is None else ("yes" if ok else "NO"),
             "created": (s.created or "")[:19].replace("T", " ") or MISSING,
             "time": seconds_fmt(s.seconds) if (seconds_fmt and s.seconds) else MISSING,

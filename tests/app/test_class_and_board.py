@@ -30,12 +30,16 @@ def test_missing_scores_are_stored_as_null_and_old_nan_strings_read_as_missing(t
     from dpcore.report import headline, load_evaluation, save_evaluation
 
     save_evaluation(tmp_path, utility={"kind": "image", "mean": {"accuracy": float("nan")},
-                                       "reference": {"mean": {"accuracy": 0.9}}})
+                                       "reference": {"mean": {"accuracy": 0.9}},
+                                       "usefulness": {"metric": "balanced_accuracy", "value": float("nan"),
+                                                      "reference": 0.9, "chance": 0.1, "classifier": "mlp"}})
     raw = json.loads((tmp_path / "evaluation.json").read_text())
     assert raw["utility"]["mean"]["accuracy"] is None  # null, never the string "nan"
+    assert raw["utility"]["usefulness"]["value"] is None
     h = headline(load_evaluation(tmp_path))
     assert h["utility"] is None and h["reference"] == 0.9
-    old = {"utility": {"kind": "image", "mean": {"accuracy": "nan"}, "reference": {"mean": {"accuracy": "nan"}}},
+    old = {"utility": {"kind": "image", "mean": {"accuracy": "nan"}, "reference": {"mean": {"accuracy": "nan"}},
+                       "usefulness": {"metric": "balanced_accuracy", "value": "nan", "reference": "nan"}},
            "attacks": {"best": {"name": "loss", "auc": "nan", "epsilon_lower_bound": "inf"}}}
     h = headline(old)  # files written before the fix
     assert h["utility"] is None and h["reference"] is None and h["attack_auc"] is None

@@ -65,13 +65,18 @@ def test_one_click_releases_a_score_the_ledger_counts_and_the_release_says(runs)
     # the file's keyed split keeps each person on one side: the score composes in parallel
     assert Run(run.path).epsilon == pytest.approx(acc.epsilon(led, run.delta)) == pytest.approx(eps_train)
     shown = html.unescape(next(s.value for s in at.success if "In the shareable release" in s.value))
-    sentence = re.search(r"A classifier trained on these rows reaches (?:balanced )?accuracy (\d\.\d\d) ± "
-                         r"(\d\.\d\d) on held-out people \(ε = 0\.5\)", shown)
+    sentence = re.search(r"predicts y for real people kept aside from training with balanced accuracy "
+                         r"(\d\.\d\d) ± (\d\.\d\d)", shown)
     assert sentence and 0 <= float(sentence[1]) <= 1 and 0 < float(sentence[2]) < 0.6, shown
+    assert "part of the run's ε" in shown and "not extra spending" in shown  # parallel: no extra ε
     assert "runs.release_score" not in [b.key for b in at.button]  # one per run: the page shows it instead
     at.button(key="runs.export.shareable").click().run()
-    _, kind, page = at.session_state["runs.report"]
-    assert kind == "shareable" and sentence[0] in html.unescape(page)
+    _, page = at.session_state["runs.reports"]["shareable"]
+    assert sentence[0] in html.unescape(page)
+    at.button(key="runs.export.private").click().run()  # building the other keeps the first one's download
+    assert not at.exception
+    labels = [e.proto.label for e in at.get("download_button")]
+    assert "Download shareable release (HTML)" in labels and "Download private report (HTML)" in labels, labels
 
 
 def test_a_run_without_a_target_is_refused_with_one_line_and_its_release_labelled(runs):

@@ -65,9 +65,10 @@ def test_the_shareable_release_shows_the_sentence_and_reads_no_real_row(run):
     score, eps = stored_score(run, run.evaluation())
     assert eps == pytest.approx(0.5, rel=1e-9)
     assert score.per_class is not None and len(score.per_class) == 2  # y's two levels
-    sentence = (f"A classifier trained on these rows reaches balanced accuracy {score.balanced_accuracy:.2f} ± "
-                f"{score.balanced_plus_minus:.2f} on held-out people (ε = 0.5); guessing scores 0.50.")
+    sentence = (f"predicts y for real people kept aside from training with balanced accuracy "
+                f"{score.balanced_accuracy:.2f} ± {score.balanced_plus_minus:.2f} (0.50 = guessing)")
     assert sentence in text and "composes in parallel" in text
+    assert f"part of the run&#x27;s ε = {run.epsilon:.2f}, not extra spending" in text
 
 
 def test_a_score_released_before_per_class_counts_still_reads(run):
@@ -213,7 +214,7 @@ def test_on_a_builtin_seeded_split_the_score_composes_sequentially(tmp_path):
     expect = acc.epsilon(r.ledger(), r.delta)
     assert r.epsilon == pytest.approx(expect) and expect > eps_train + 0.1 and r.check().consistent
     title, text = usefulness_section(load_bundle(r.path, n_samples=10))
-    assert "composes sequentially" in text and "(ε = 0.5)" in text
+    assert "composes sequentially" in text and f"spent ε = 0.5, included in the run&#x27;s ε = {expect:.2f}" in text
 
 
 def test_verify_refuses_a_heldout_partition_on_a_split_that_does_not_keep_rows_apart(tmp_path):
