@@ -352,10 +352,11 @@ if rows:
     pts = [r for r in rows if r["dataset"] == ds]
     metric = pts[0]["metric"]
     st.plotly_chart(privacy_utility_figure(pts), key="runs.curve")
-    st.caption(f"Utility = mean {metric} of classifiers trained on synthetic rows, tested on real ones. "
+    st.caption(f"Utility = {metric} of one classifier trained on synthetic rows, tested on real ones "
+               "(the Runs table's and the reports' usefulness number). "
                "One line per model family and settings (mean over seeds, band: their range); diamonds at ∞: "
                f"the family's model without noise ({ui.ceiling_pairs()}), the top of its curve; "
-               "dotted: classifiers trained on the real rows.")
+               "dotted: the same classifier trained on the real rows.")
     from dpcore.figures import curve_checks
 
     if off := curve_checks(pts):

@@ -129,13 +129,14 @@ def preprocessing_private(bundle) -> bool:
 
 
 def page(title: str, intro: str, numbers: dict[str, Any], sections: Sequence[tuple[str, Any]],
-         *, private: bool, summary: str = "", uncovered: Sequence[str] = (), lead: str = "",
+         *, private: bool, summary: str = "", uncovered: Sequence[str] = (),
+         lead: Sequence[tuple[str, str]] = (),
          items: Sequence[tuple[str, str]] = ()) -> str:
     """One self-contained HTML page. sections: (caption, plotly figure or ready-escaped HTML or None).
 
     `summary` (ready-escaped HTML, `summary_list`) comes first, right under the title; the numbers
     table and the sections are the details after it. With `lead` (plain text) the summary is that
-    paragraph, with `items` and `intro` folded under it (`release_words.lead_summary`). A private
+    paragraph (label, text per line), with `items` and `intro` folded under it (`release_words.lead_summary`). A private
     page repeats `PRIVATE_MARK` above the title, in a bar fixed on every printed page, and above
     every section.
     """
@@ -302,7 +303,8 @@ def shareable_report(bundle, seed: int = 0, rows: int = REPORT_ROWS) -> str:
 
 
 def private_report(bundle, numbers: dict[str, Any], figures: Sequence[tuple[str, Any]],
-                   notes: Sequence[str] = (), summary: Sequence[tuple[str, str]] = (), lead: str = "") -> str:
+                   notes: Sequence[str] = (), summary: Sequence[tuple[str, str]] = (),
+                   lead: Sequence[tuple[str, str]] = ()) -> str:
     """The data owner's full report: the summary first (`lead`, plain words, with the `summary`
     lines folded under it), every section marked private, the catalogue at the end."""
     intro = ("Private report: it contains real rows, raw losses, evaluation against real data and attack "

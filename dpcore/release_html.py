@@ -21,7 +21,7 @@ CSS = ("body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;p
         "h2{margin-top:2em}.note{color:#555}.lead{font-size:1.12em;line-height:1.55;max-width:60em}"
        "details>summary{cursor:pointer;color:#333}"
         ".summary{border:1px solid #ccd;border-radius:6px;padding:.6em 1.2em;background:#f8f9fb}"
-        ".summary li{margin:.3em 0}.summary td,.summary th{background:transparent}"
+        ".summary h2{margin-top:.3em}.summary li{margin:.3em 0}.summary td,.summary th{background:transparent}"
         ".private{background:#b3261e;color:#fff;padding:4px 10px;font-weight:600}"
         ".shareable{background:#2e7d32;color:#fff;padding:4px 10px;font-weight:600}"
         ".partial{background:#8a4b00;color:#fff;padding:4px 10px;font-weight:600}"

@@ -18,23 +18,25 @@ import dpcore.evaluate.usefulness as usefulness
 BANDS = ((1.0, "strong"), (3.0, "good"), (10.0, "moderate"))
 
 
-def epsilon_words(epsilon: float, *, private: bool = True, seeded_noise: bool = False) -> str:
-    """How private, in two sentences without a technical term (ε named once, with its scale)."""
+def epsilon_words(epsilon: float, *, private: bool = True, seeded_noise: bool = False,
+                  what: str = "this file") -> str:
+    """How private, in two sentences without a technical term (ε named once, with its scale); `what`
+    is what the promise is about (the private report's real rows are not: "the synthetic rows")."""
     if seeded_noise:
-        return ("Privacy: none to rely on. This was a debugging run whose random noise can be reproduced, "
-                "so its privacy promise does not hold.")
+        return ("None to rely on. This was a debugging run whose random noise can be reproduced, so its "
+                "privacy promise does not hold.")
     if not private or not math.isfinite(epsilon):
-        return ("Privacy: none. The model was trained without privacy protection, so the synthetic rows may "
-                "copy or reveal real people.")
+        return ("None. The model was trained without privacy protection, so the synthetic rows may copy or "
+                "reveal real people.")
     strength = next((word for top, word in BANDS if epsilon <= top), "weak")
     scale = f"(ε = {epsilon:.2g}; smaller is more private: 1 or less is strong, above 10 is weak)"
-    what = ("so little that nobody can tell from it whether a given person was in the data"
-            if strength in ("strong", "good") else
-            "only to a limited degree, so this file gives limited evidence about whether a person was in the data"
-            if strength == "moderate" else
-            "noticeably, so this file may reveal whether a given person was in the data")
-    return (f"Privacy: {strength} {scale}. Adding or removing any one person's record changes what this "
-            f"file shows {what}.")
+    effect = ("so little that nobody can tell from it whether a given person was in the data"
+              if strength in ("strong", "good") else
+              "only to a limited degree: it gives limited evidence about whether a person was in the data"
+              if strength == "moderate" else
+              "noticeably: it may reveal whether a given person was in the data")
+    return (f"{strength.capitalize()} {scale}. Adding or removing any one person's record changes what "
+            f"{what} shows {effect}.")
 
 
 def shared_score(bundle):
@@ -51,7 +53,7 @@ def shared_sentence(score, target: str | None) -> str:
     """The released score in plain words: the measure, its noise, what guessing scores."""
     what = target or "the target"
     if score.balanced_accuracy is None and score.per_class is None and score.accuracy is not None:
-        return (f"Usefulness: a prediction model trained on these synthetic rows predicts {what} for real people "
+        return (f"A prediction model trained on these synthetic rows predicts {what} for real people "
                 f"kept aside from training with plain accuracy "
                 f"{usefulness.noisy_text(score.accuracy, score.plus_minus)} (a score shared before the "
                 f"{usefulness.NAME} the data owner's pages show).")
@@ -59,7 +61,7 @@ def shared_sentence(score, target: str | None) -> str:
         return ("A usefulness score was shared, but too few people were kept aside for testing to read it "
                 "beside its noise.")
     guess = "" if score.chance is None else f" ({score.chance:.2f} = guessing)"
-    return (f"Usefulness: a prediction model trained on these synthetic rows predicts {what} for real people kept "
+    return (f"A prediction model trained on these synthetic rows predicts {what} for real people kept "
             f"aside from training with {usefulness.NAME} "
             f"{usefulness.noisy_text(score.balanced_accuracy, score.balanced_plus_minus)}{guess}: the data "
             "owner's usefulness number, with noise added so it can be shared.")
@@ -78,44 +80,51 @@ def data_words(bundle, synthetic) -> str:
             f"with the same {len(cols)} columns ({shown}), not anyone's real record.")
 
 
-def shareable_lead(bundle, synthetic, *, inferred: bool = False) -> str:
+Lead = list[tuple[str, str]]  # (label, plain-text sentences): one line each of the first paragraph
+
+
+def shareable_lead(bundle, synthetic, *, inferred: bool = False) -> Lead:
     """The release's first paragraph (plain text: the page escapes it); `inferred`: the schema was
     read from the private rows (`release.preprocessing_private` is False)."""
-    parts = [data_words(bundle, synthetic),
-             epsilon_words(bundle.run.epsilon, private=bundle.private, seeded_noise=bundle.seeded_noise)]
+    parts = [("What it is", data_words(bundle, synthetic)),
+             ("How private", epsilon_words(bundle.run.epsilon, private=bundle.private,
+                                           seeded_noise=bundle.seeded_noise))]
     if bundle.private and inferred:
-        parts.append("Caution: the columns' ranges and categories were read from the real rows without that "
-                     "protection.")
+        parts.append(("Caution", "the columns' ranges and categories were read from the real rows without that "
+                                 "protection."))
     found = shared_score(bundle)
     target = getattr(getattr(synthetic, "schema", None), "target", None)
-    parts.append(shared_sentence(found[0], target) if found is not None else
-                 "Usefulness: no score is shared in this file; the data owner's private report measures it.")
-    return " ".join(parts)
+    parts.append(("How useful", shared_sentence(found[0], target) if found is not None else
+                  "No score is shared in this file; the data owner's private report measures it."))
+    return parts
 
 
-def private_lead(bundle, synthetic, evaluation: dict) -> str:
+def private_lead(bundle, synthetic, evaluation: dict) -> Lead:
     """The private report's first paragraph: the data, how private, the one usefulness sentence and,
     when a score was shared, that it is the same number with noise."""
     s = bundle.run.summary()
     model = getattr(bundle.model, "label", None) or s.model
     test = 0 if bundle.test is None else bundle.test.n
-    parts = [f"This private report is about synthetic data made by {model} from {s.dataset} "
-             f"({bundle.train.n:,} real rows trained on, {test:,} kept aside for testing).",
-             epsilon_words(s.epsilon, private=bundle.private, seeded_noise=bundle.seeded_noise)]
+    parts = [("What it is", f"synthetic data made by {model} from {s.dataset} ({bundle.train.n:,} real rows "
+                            f"trained on, {test:,} kept aside for testing), and how it compares with them."),
+             ("How private", epsilon_words(s.epsilon, private=bundle.private, seeded_noise=bundle.seeded_noise,
+                                           what="the synthetic data"))]
     use = usefulness.from_saved(evaluation.get("utility"))
     if use is not None:
-        parts.append("Usefulness: " + usefulness.sentence(use))
         found = shared_score(bundle)
-        if found is not None and found[0].balanced_accuracy is not None:
-            parts.append(usefulness.beside(use.value, found[0]))
-    return " ".join(parts)
+        shared = found is not None and found[0].balanced_accuracy is not None
+        parts.append(("How useful", usefulness.sentence(use)
+                      + (" " + usefulness.beside(use.value, found[0]) if found is not None and shared else "")))
+    return parts
 
 
-def lead_summary(lead: str, items: Sequence[tuple[str, str]], intro: str = "") -> str:
-    """The summary block: the plain paragraph first, the technical lines and `intro` folded below."""
+def lead_summary(lead: Sequence[tuple[str, str]], items: Sequence[tuple[str, str]], intro: str = "") -> str:
+    """The summary block: the plain paragraph first (a line per part), the technical lines and
+    `intro` folded below."""
     lis = "".join(f"<li><b>{html.escape(k)}:</b> {html.escape(v)}</li>" for k, v in items)
     note = f"<p class='note'>{html.escape(intro)}</p>" if intro else ""
-    return (f"<div class='summary'><h2>Summary</h2><p class='lead'>{html.escape(lead)}</p>"
+    text = "<br>".join(f"<b>{html.escape(k)}:</b> {html.escape(v)}" for k, v in lead)
+    return (f"<div class='summary'><h2>Summary</h2><p class='lead'>{text}</p>"
             f"<details><summary>The same in technical terms</summary>{note}<ul>{lis}</ul></details></div>")
 
 
