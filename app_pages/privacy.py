@@ -74,6 +74,17 @@ st.warning("Everything in this section is measured against the real training and
            "**not covered by ε — data owner only**. Do not publish it with the synthetic data.",
            icon=":material/shield_person:")
 from dpcore.evaluate.attacks import ATTACKS, DEFAULT, available  # noqa: E402
+from dpcore.report import load_evaluation  # noqa: E402
+from dpcore.text import md  # noqa: E402
+from dpcore.ui import story  # noqa: E402
+
+saved = story.side_numbers(load_evaluation(s.path), s.epsilon)
+if saved["audit"] or saved["auc"] is not None:  # the Story's numbers for this run, as the Story shows them
+    st.markdown("**Saved with this run** (the Story's scores: no need to run anything)")
+    for col_, t in zip(st.columns(3), story.tiles(saved, "private" if story.is_private(s) else "nonprivate")):
+        col_.metric(t["label"], t["value"], delta=t["delta"], delta_color="off", help=t["help"])
+    st.caption(md(f"Best attack on the training rows: {saved['best'] or '—'}, AUC "
+                     + ("—" if saved["auc"] is None else f"{saved['auc']:.2f}") + " (0.5 = chance)."))
 
 can_run = [n for n in ATTACKS if available(n, model) is None]
 chosen = st.multiselect("Attacks", can_run, default=[n for n in DEFAULT if n in can_run], key="privacy.attacks",

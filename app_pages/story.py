@@ -87,7 +87,7 @@ with c2:
 
 from dpcore.evaluate.attacks import DEFAULT  # noqa: E402
 
-sides, drawn = {}, []
+sides, drawn, who = {}, [], {}
 cols = st.columns(2)
 for col, name, role in ((cols[0], p_name, "private"), (cols[1], n_name, "nonprivate")):
     with col, ui.guard():
@@ -106,28 +106,16 @@ for col, name, role in ((cols[0], p_name, "private"), (cols[1], n_name, "nonpriv
             results = ui.attacks(*ui.key(name), DEFAULT)[0]
             ev = load_evaluation(s.path)
         sides[role] = nums = story.side_numbers(ev, s.epsilon)
+        nums["curves"] = nums["curves"] or {r.name: {"fpr": list(r.alpha), "tpr": list(1 - r.beta)} for r in results}
+        who[role] = f"{s.model.upper()}, ε = {ui.fmt_eps(s.epsilon)}"
         drawn.append((story.SIDE[role], ui.bundle(name), results))
-        a, b, c = st.columns(3)
-        u, ref = nums["utility"], nums["reference"]
-        a.metric(f"utility ({nums['metric'] or 'score'})", "—" if u is None else f"{u:.2f}",
-                 delta=None if u is None or ref is None else f"{u - ref:+.2f} vs real", delta_color="off",
-                 help="Classifiers trained on synthetic rows, tested on real ones; trained on the real rows: "
-                      + ("—" if ref is None else f"{ref:.2f}"))
-        b.metric("best attack AUC", "—" if nums["auc"] is None else f"{nums['auc']:.2f}",
-                 help=f"{nums['best'] or '—'}: 0.5 = the attacker cannot tell training rows from others; 1 = always")
+        for col_, t in zip(st.columns(3), story.tiles(nums, role)):  # the evidence that separates the sides
+            col_.metric(t["label"], t["value"], delta=t["delta"], delta_color="off", help=t["help"])
         au = nums["audit"]
-        if au:
-            c.metric("canary audit", f"ε ≥ {au['epsilon_lower_bound']:.2f}",
-                     help=f"{story.audit_text(nums)}. {au['canaries']} canaries (random rows), each planted on "
-                          f"a secret coin flip; the algorithm retrained on {au.get('rows', 0):,} of the training "
-                          f"rows plus them; canary AUC {au['auc']:.2f} (0.5 = chance). A lower bound on ε at "
-                          f"{au['confidence']:.0%} confidence.")
-            lb = au["epsilon_lower_bound"]
-            st.caption(md(f"The canary audit proves ε ≥ {lb:.2f}; the accountant's ε = {ui.fmt_eps(s.epsilon)}"
-                          + (": no promise to keep." if role == "nonprivate" else
-                             (": within it." if lb <= s.epsilon else ": ABOVE it — a bug."))))
-        else:
-            c.metric("canary audit", "—", help="Not run for this run (the Story job runs it)")
+        st.caption(md(f"Best attack on the training rows: {nums['best'] or '—'}, AUC "
+                      + ("—" if nums["auc"] is None else f"{nums['auc']:.2f}")
+                      + " (0.5 = chance)" + (f"; the audit retrained on {au.get('rows', 0):,} training rows plus "
+                                            f"{au['canaries']} canaries." if au else ".")))
         for w in ui.synthetic_warnings(*ui.key(name)):
             st.warning(md(w), icon=":material/warning:")
 
@@ -137,19 +125,28 @@ if len(sides) == 2:
         st.warning(md(sentence), icon=":material/report:")
     else:
         st.success(md(sentence), icon=":material/campaign:")
-    st.markdown("**What each attacker sees**")
-    st.dataframe(story.attack_table(sides), hide_index=True, width="stretch")
-    log_fpr = st.toggle("Log-scaled false positive rate", key="story.log_fpr",
-                        help="Zoom into the low false-positive region (0.1 %…100 %) where an attacker names "
-                             "members with almost no false alarms.")
+    from dpcore.figures import lesson_figure
+
     with ui.guard():
-        st.plotly_chart(story.attack_figure(drawn, log_fpr), key="story.attacks")
-    st.caption("Left: the share of training rows an attacker names (true positive rate) against the share of "
-               "other rows it wrongly names (false positive rate) — the closer to the diagonal (guessing), the "
-               "safer. Right: the same as type-II vs type-I error (higher is safer). The dashed curve in the "
-               "private run's colour is the most its ε allows; the dotted GDP curve is an approximation, not a "
-               "bound. The \"canaries\" curves: the canary audit's planted rows, trained on or not — the sharper test, since a "
-               "model can only know them by memorising them.")
+        st.plotly_chart(lesson_figure(story.lesson_curves(sides), who), key="story.lesson")
+    st.caption("Each curve: planted canaries the model was trained on, named as such (up), against canaries it "
+               "never saw, named anyway (right). Guessing is the dotted diagonal. The dashed curve is the most "
+               "any attack can do against the private model's ε: its curve must stay below it (up to sampling error); "
+               "the curve without privacy is free to cross it.")
+    with st.expander(f"Every attack on both sides ({sum(len(r) for _, _, r in drawn)} curves) and what each "
+                     "attacker sees"):
+        st.markdown("**What each attacker sees**")
+        st.dataframe(story.attack_table(sides), hide_index=True, width="stretch")
+        log_fpr = st.toggle("Log-scaled false positive rate", key="story.log_fpr",
+                            help="Zoom into the low false-positive region (0.1 %…100 %) where an attacker names "
+                                 "members with almost no false alarms.")
+        with ui.guard():
+            st.plotly_chart(story.attack_figure(drawn, log_fpr), key="story.attacks")
+        st.caption("Left: the share of training rows an attacker names (true positive rate) against the share of "
+                   "other rows it wrongly names (false positive rate) — the closer to the diagonal (guessing), "
+                   "the safer. Right: the same as type-II vs type-I error (higher is safer). The dashed curve in "
+                   "the private run's colour is the most its ε allows; the dotted GDP curve is an approximation, "
+                   "not a bound.")
     if st.button("Story report (private, HTML)", icon=":material/description:", key="story.export",
                  help="Both runs, their scores and the attacks: not covered by ε, for the data owner only"):
         with ui.guard():

@@ -7,7 +7,7 @@ does not import torch or umap for another.
 from dpcore.lazy import lazy_exports
 
 _EXPORTS = {
-    "attacks": ["RunCurves", "attack_curves_figure", "exposed_records_figure", "mia_scores_figure", "mia_tradeoff_figure"],
+    "attacks": ["RunCurves", "attack_curves_figure", "exposed_records_figure", "lesson_figure", "mia_scores_figure", "mia_tradeoff_figure"],
     "data": ["class_mean_images_figure", "image_grid_figure", "one_way_figure", "shared_color_scale",
              "two_way_heatmap"],
     "labels": ["short_labels"],

@@ -122,6 +122,43 @@ def attack_curves_figure(runs: Sequence, bounds=(), *, log_fpr: bool = False, co
     return fig
 
 
+SIDE_COLORS = {"private": "#1f5fbf", "nonprivate": "#e4572e"}  # blue vs orange-red: apart in colour-blind views too
+SIDE_WORDS = {"private": "with privacy", "nonprivate": "without privacy"}
+
+
+def lesson_figure(curves: Sequence[dict], names: dict | None = None):
+    """The Story's one chart: one ROC curve per side (the canary audit's, else the best attack's),
+    the private side's (ε, δ) bound dashed in its colour and guessing dotted; a legend in words
+    ("without privacy (PGM, ε = ∞): canaries AUC 0.79"). curves: `dpcore.ui.story.lesson_curves`;
+    names: {role: "PGM, ε = ∞"}."""
+    import plotly.graph_objects as go
+
+    names = names or {}
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="guessing (AUC 0.5)",
+                             line=dict(color="#9e9e9e", dash="dot", width=1.5), hoverinfo="skip"))
+    for c in curves:
+        role = c["role"]
+        who = SIDE_WORDS.get(role, role) + (f" ({html.escape(str(names[role]))})" if role in names else "")
+        what = "canaries" if c["evidence"] == "canaries" else f"{html.escape(str(c['evidence']))} attack"
+        color = SIDE_COLORS.get(role, "#555555")
+        fig.add_trace(go.Scatter(x=c["fpr"], y=c["tpr"], mode="lines", name=f"{who}: {what} AUC {c['auc']:.2f}",
+                                 line=dict(color=color, width=3.5, shape="hv"),
+                                 hovertemplate="FPR %{x:.3f}, TPR %{y:.3f}<extra>" + who + "</extra>"))
+        if "bound_fpr" in c:
+            fig.add_trace(go.Scatter(x=c["bound_fpr"], y=c["bound_tpr"], mode="lines",
+                                     name=f"the most any attack can do at ε = {c['bound_epsilon']:.3g}",
+                                     line=dict(color=color, dash="dash", width=1.5), hoverinfo="skip"))
+    rows = "canaries" if all(c["evidence"] == "canaries" for c in curves) else "rows"
+    fig.update_xaxes(range=[0, 1], constrain="domain", title=f"{rows} NOT trained on, named anyway (FPR)")
+    fig.update_yaxes(range=[0, 1], scaleanchor="x", constrain="domain", title=f"{rows} trained on, named (TPR)")
+    fig.update_layout(title=f"Which {rows} the model was trained on? ({NOT_COVERED})", height=460,
+                      margin=dict(l=60, r=20, t=60, b=40),
+                      legend=dict(yanchor="bottom", y=0.02, xanchor="right", x=0.99, bgcolor="rgba(255,255,255,0.85)",
+                                  font=dict(size=13)))
+    return fig
+
+
 def _square_axes(fig, log_fpr: bool) -> None:
     """Both panels square and clipped to [0, 1] (constrain="domain" shrinks the plot instead of
     widening an axis); a log FPR axis spans 3 decades, so its y unit is 3 x units (scaleratio)."""

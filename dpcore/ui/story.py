@@ -21,8 +21,19 @@ PRIVATE_MODEL, NONPRIVATE_MODEL = "p3gm", "pgm"
 ROLES = ("private", "nonprivate")
 SIDE = {"private": "private", "nonprivate": "non-private"}  # what the page and the legend call a side
 USEFUL_SHARE = 0.6  # the private run "is useful" at this share of the real reference
-AUDIT_ROWS = 2_000  # training rows the canary audit retrains each side's algorithm on (plus the canaries)
+# The canary audit retrains each side's algorithm on AUDIT_ROWS training rows plus the canaries it
+# includes, and the attacks score ATTACK_TARGETS members and as many non-members: sized so the whole
+# Story job is ready within a minute on two cores with the lesson kept (docs/benchmarks.md). The
+# audit's time is mostly fixed costs (PCA, EM, the decoder's warm-up), so 1 000 rows cost little
+# less than 2 000; 512 canaries keep the bound it can prove high (256: the non-private ε ≥ fell to 0.7).
+AUDIT_ROWS = 1_000
 CANARIES = 512
+ATTACK_TARGETS = 500
+# The Story's schedule on a large public image set (where the size's default leaves epochs to P3GM's
+# image schedule, 8 epochs and 300 warm-up steps): half the epochs, a third of the warm-up, for both
+# sides (everything but the noise stays the same). Training CPU 25 s → 11 s a side for a utility a
+# little lower (docs/benchmarks.md).
+QUICK_SCHEDULE = {"epochs": 4, "warmup_steps": 100}
 
 
 def _finite(v) -> float | None:
@@ -51,8 +62,11 @@ def story_configs(data: dict, n: int, seed: int = 0) -> list:
     from dpcore.runs import RunConfig
     from dpcore.ui.forms import default_delta
 
-    sized = size_defaults(public_size(data, n))  # a file's size is private: constants then
+    public = public_size(data, n)  # a file's size is private: constants then
+    sized = size_defaults(public)
     shared = {"seed": seed} | ({"epochs": sized["epochs"]} if sized["epochs"] is not None else {})
+    if public is not None and sized["epochs"] is None:
+        shared |= QUICK_SCHEDULE
     private = RunConfig(model=PRIVATE_MODEL, data=dict(data),
                         params={**shared, "epsilon": sized["epsilon"], "delta": default_delta()})
     return [private, RunConfig(model=NONPRIVATE_MODEL, params=shared, data=dict(data))]
@@ -91,14 +105,16 @@ def story_names(summaries, trained: tuple | None = None) -> tuple[str | None, st
 
 
 # ----------------------------------------------------------------------------- scoring one side
-def audit(model: str, params: dict, train, seed: int = 0, rows: int = AUDIT_ROWS, canaries: int = CANARIES,
+def audit(model: str, params: dict, train, seed: int = 0, rows: int | None = None, canaries: int | None = None,
           callback=None) -> dict:
     """The canary audit of a side's training algorithm (its model and settings) retrained on `rows`
-    of its training rows plus `canaries` planted canaries, each included on a secret coin flip."""
+    of its training rows plus `canaries` planted canaries, each included on a secret coin flip
+    (None: AUDIT_ROWS and CANARIES, read at call time so a bench or a test can change them)."""
     import numpy as np
 
     from dpcore.evaluate.attacks.canary import canary_audit
 
+    rows, canaries = rows or AUDIT_ROWS, canaries or CANARIES
     idx = np.sort(np.random.default_rng(seed).choice(train.n, min(rows, train.n), replace=False))
     res = canary_audit(model, dict(params), train.subset(idx), canaries, callback=callback)
     return {**res.to_dict(), "rows": int(len(idx))}
@@ -122,10 +138,17 @@ def score_side(run, role: str, key: str, progress=None) -> dict:
     b = report.load_bundle(run.path)
     say("utility: classifiers trained on synthetic rows, tested on real ones")
     res, _ = report.utility(b)
-    say("attacks on the training rows")
-    scores = report.attacks(b, list(DEFAULT))
-    say("canary audit (retrains on planted canaries)")
-    au = audit(b.run.config.model, b.run.config.params, b.train, seed=b.run.config.seed)
+    scores = report.attacks(b, list(DEFAULT), n_targets=ATTACK_TARGETS,
+                            progress=lambda name, i, n: say(f"attack {i + 1} of {n} on the training rows ({name})"))
+    text = "canary audit (retrains on planted canaries)"
+    say(text)
+    half = []  # one more step halfway through the audit's training: the estimate keeps moving
+
+    def tick(ev) -> None:
+        if not half and ev.total_steps and 2 * ev.step >= ev.total_steps:
+            half.append(say(text + ", halfway"))
+
+    au = audit(b.run.config.model, b.run.config.params, b.train, seed=b.run.config.seed, callback=tick)
     tag = {"role": role, "key": key, "audit": au, "curves": curves(scores.results)}
     return report.save_evaluation(run.path, utility=None if res is None else res.to_dict(),
                                   attacks=scores.summary(), story=tag)
@@ -142,10 +165,77 @@ def side_numbers(evaluation: dict, epsilon: float) -> dict:
                 "eps_lower_bound": _finite(a.get("epsilon_lower_bound")),
                 "consistent": a.get("consistent_with_epsilon")}
                for a in (evaluation.get("attacks") or {}).get("attacks", []) if isinstance(a, dict)]
-    au = (evaluation.get("story") or {}).get("audit")
     return {"utility": h["utility"], "reference": h["reference"], "metric": h["utility_metric"],
             "epsilon": epsilon, "attacks": attacks, "best": h["attack"], "auc": h["attack_auc"],
-            "audit": au if isinstance(au, dict) else None}
+            "audit": saved_audit(evaluation), "curves": (evaluation.get("story") or {}).get("curves") or {}}
+
+
+def saved_audit(evaluation: dict) -> dict | None:
+    """The canary audit the Story saved with a run (None when none was): the one source of the
+    audit's figures on the Story, the Runs table and the Privacy page, so they agree."""
+    au = (evaluation.get("story") or {}).get("audit") if isinstance(evaluation, dict) else None
+    return au if isinstance(au, dict) and _finite(au.get("epsilon_lower_bound")) is not None else None
+
+
+def tiles(side: dict, role: str) -> list[dict]:
+    """A side's headline: the canary audit's ε lower bound, the canaries found, then utility.
+
+    Why this order: on the defaults the attacks that see only synthetic rows sit at AUC ≈ 0.5 on
+    both sides, so a headline of attack AUCs shows no difference; the audit is what separates them
+    (the non-private side's proves a large ε, the private side's stays within its ε). Each tile:
+    {"label", "value", "delta", "help"}, every value text ("—" when missing)."""
+    au, eps = side.get("audit"), side.get("epsilon")
+    lb = _finite((au or {}).get("epsilon_lower_bound"))
+    bound = _finite((au or {}).get("accountant_epsilon")) or _finite(eps)
+    if lb is None:
+        within = None
+    elif role == "nonprivate" or bound is None:
+        within = "ε = ∞: nothing promised"
+    else:
+        within = f"within its ε = {bound:.3g}" if lb <= bound else f"ABOVE its ε = {bound:.3g}: a bug"
+    found = None if not au or au.get("top_in") is None else f"{au['top_in']} of {au['k']}"
+    u, ref = side.get("utility"), side.get("reference")
+    return [
+        {"label": "canary audit proves", "value": MISSING if lb is None else f"ε ≥ {lb:.2f}", "delta": within,
+         "help": (audit_text(side) + ". " if au else "Not run for this run (the Story job runs it). ")
+         + "A lower bound on ε proven from planted canaries (95 % confidence): how much the training "
+           "algorithm gives away, whatever it promised."},
+        {"label": "canaries found", "value": MISSING if found is None else found,
+         "delta": None if found is None else "half would be chance",
+         "help": "Of the canaries the audit's attack ranks surest, how many the model was really trained on."},
+        {"label": f"utility ({side.get('metric') or 'score'})", "value": MISSING if u is None else f"{u:.2f}",
+         "delta": None if u is None or ref is None else f"{u - ref:+.2f} vs real",
+         "help": "Classifiers trained on synthetic rows, tested on real ones; trained on the real rows: "
+                 + (MISSING if ref is None else f"{ref:.2f}")},
+    ]
+
+
+def lesson_curves(sides: dict) -> list[dict]:
+    """The two curves the Story's chart draws, one per side: the canary audit's ROC when it ran,
+    else the best attack's. [{"role", "evidence", "auc", "fpr", "tpr"}]; the private side's also
+    carries its (ε, δ) bound's ROC ("bound_fpr", "bound_tpr"): what no attack can beat."""
+    import numpy as np
+
+    from dpcore.evaluate.bounds import tradeoff_eps_delta
+
+    out = []
+    for role in ROLES:
+        side = sides.get(role) or {}
+        au, curve = side.get("audit") or {}, None
+        if isinstance(au.get("roc"), dict) and _finite(au.get("auc")) is not None:
+            curve = {"evidence": "canaries", "auc": float(au["auc"]), **au["roc"]}
+        elif side.get("best") in (side.get("curves") or {}) and side.get("auc") is not None:
+            curve = {"evidence": side["best"], "auc": side["auc"], **side["curves"][side["best"]]}
+        if curve is None:
+            continue
+        curve["role"] = role
+        eps = _finite(au.get("accountant_epsilon")) or _finite(side.get("epsilon"))
+        if role == "private" and eps is not None:
+            alpha = np.linspace(0, 1, 201)
+            curve.update(bound_epsilon=eps, bound_fpr=alpha.tolist(),
+                         bound_tpr=(1 - tradeoff_eps_delta(alpha, eps, float(au.get("delta") or 0.0))).tolist())
+        out.append(curve)
+    return out
 
 
 def leak(side: dict) -> tuple[float | None, str]:

@@ -45,6 +45,18 @@ def test_checks_fail_when_the_pair_breaks_the_lesson():
     assert instead.startswith("This pair does not show the lesson") and "0.60" in instead
 
 
+def test_headline_tiles_lead_with_the_audit_and_say_where_it_stands_against_epsilon():
+    p, q = _side(0.70, 0.50, lb=0.4), _side(0.80, 0.75, epsilon=math.inf, lb=1.37)
+    pt, qt = story.tiles(p, "private"), story.tiles(q, "nonprivate")
+    assert [t["label"] for t in pt][:2] == ["canary audit proves", "canaries found"]
+    assert (pt[0]["value"], qt[0]["value"]) == ("ε ≥ 0.40", "ε ≥ 1.37")
+    assert pt[0]["delta"] == "within its ε = 1" and "nothing promised" in qt[0]["delta"]
+    assert "a bug" in story.tiles(_side(0.7, 0.5, lb=1.5), "private")[0]["delta"]
+    assert pt[1]["value"] == "7 of 13" and pt[2]["value"] == "0.70"
+    bare = story.tiles({**p, "audit": None}, "private")
+    assert bare[0]["value"] == bare[1]["value"] == story.MISSING and bare[0]["delta"] is None
+
+
 def test_curve_check_wants_the_noiseless_point_on_top():
     rows = [{"series": "p3gm", "epsilon": 1.0, "utility": 0.70}, {"series": "p3gm", "epsilon": 3.0, "utility": 0.75},
             {"series": "p3gm", "epsilon": math.inf, "utility": 0.80}]
@@ -102,6 +114,37 @@ def test_story_defaults_show_privacy_costing_utility_and_buying_protection(digit
     points = [{"series": "p3gm", "epsilon": s["epsilon"], "utility": s["utility"]} for s in sides.values()]
     assert curve_checks(points) == []
     assert {a["sees"] for a in q["attacks"]} >= {"synthetic rows", "the model (encoder + decoder)"}
+
+
+def test_real_pair_headline_shows_the_leak_and_the_runs_table_and_privacy_page_agree(digits_story, monkeypatch):
+    """On a real small pair the tiles show the audit's numbers in the lesson's direction, and the
+    Runs table's and the Privacy page's figure for each run is the Story's."""
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    from dpcore.runs.store import list_runs
+    from dpcore.ui.tables import runs_table
+
+    job, sides, _ = digits_story
+    tiles = {role: story.tiles(sides[role], role) for role in story.ROLES}
+    lbs = {role: sides[role]["audit"]["epsilon_lower_bound"] for role in story.ROLES}
+    assert lbs["nonprivate"] > lbs["private"] and lbs["private"] <= sides["private"]["epsilon"]
+    assert {role: t[0]["value"] for role, t in tiles.items()} == {r: f"ε ≥ {lb:.2f}" for r, lb in lbs.items()}
+    assert tiles["private"][0]["delta"].startswith("within its ε")
+    table = runs_table(list_runs(job.root)).set_index("run")
+    for role, run in zip(story.ROLES, job.runs):
+        assert "ε ≥ " + table.loc[run.name, "ε ≥ (canary audit)"] == tiles[role][0]["value"]
+    monkeypatch.setenv("DPCORE_RUNS_DIR", job.root)
+    at = AppTest.from_file(str(Path(__file__).parents[2] / "app.py"), default_timeout=120)
+    at.query_params["dataset"] = "digits"
+    at.run()
+    at.switch_page("app_pages/privacy.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    shown = {m.label: m.value for m in at.metric}  # no button pressed: the saved Story numbers
+    role = story.ROLES[[r.name for r in job.runs].index(at.selectbox(key="privacy.run").value)]
+    assert shown["canary audit proves"] == tiles[role][0]["value"]
+    assert shown["canaries found"] == tiles[role][1]["value"]
 
 
 def test_story_job_reports_progress_with_time_left_and_is_reused(digits_story, tmp_path):
@@ -184,6 +227,15 @@ def test_story_page_trains_the_pair_in_one_job_and_shows_it(runs_dir, monkeypatc
     assert (at.selectbox(key="story.private").value, at.selectbox(key="story.leaky").value) == job.summary["pair"]
     shown = " ".join(str(m.value) for m in at.metric)
     assert "nan" not in shown.lower() and "None" not in shown and "ε ≥" in shown
+    from dpcore.report import load_evaluation
+
+    heads = [m for m in at.metric if m.label == "canary audit proves"]  # the headline: the audit, both sides
+    saved = [story.saved_audit(load_evaluation(r.path))["epsilon_lower_bound"] for r in job.runs]
+    assert [m.value for m in heads] == [f"ε ≥ {lb:.2f}" for lb in saved]
+    lesson = next(f for f in (json.loads(el.proto.spec) for el in at.get("plotly_chart"))
+                  if "trained on" in json.dumps(f["layout"].get("title"), ensure_ascii=False))
+    sides_drawn = [t["name"] for t in lesson["data"] if t["name"].startswith(("with privacy", "without privacy"))]
+    assert len(sides_drawn) == 2 and all("AUC" in n for n in sides_drawn)
     assert (at.success or at.warning) and "what each attacker sees" in " ".join(m.value for m in at.markdown).lower()
     figs = [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
     mia = next(f for f in figs if "Membership inference" in json.dumps(f["layout"].get("title")))
