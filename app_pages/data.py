@@ -14,6 +14,32 @@ st.caption("Choose the private data the models learn from. The **training split*
            "non-members in the membership-inference attack.")
 
 
+def _story_job():
+    from dpcore.ui.story_job import current_job
+
+    return current_job()
+
+
+@st.fragment(run_every=ui.POLL_SECONDS if (_j := _story_job()) is not None and _j.is_alive() else None)
+def _story_status() -> None:
+    """First start: the app trains the Story in the background (story_job.autostart); say so here,
+    with its progress, so the first page is not a silent wait."""
+    job = _story_job()
+    if job is None or (job.status == "done" and not job.runs):  # none, or the saved pair was found
+        return
+    if job.is_alive():
+        st.info("The **Story** is being prepared in the background: the same model trained with and without "
+                "privacy on the default data, then what each gives away. Look around meanwhile.",
+                icon=":material/hourglass_top:")
+        text, frac = job.progress()
+        st.progress(frac, text=md(text))
+    elif job.status == "done":
+        st.page_link("app_pages/story.py", label="The Story is ready: open it", icon=":material/auto_stories:")
+
+
+_story_status()
+
+
 @st.cache_data(show_spinner=False)
 def _datasets():
     from dpcore.data import list_datasets

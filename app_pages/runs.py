@@ -127,6 +127,9 @@ else:
         "attack AUC": st.column_config.TextColumn("attack AUC", help="0.5 = the attack learns nothing"),
         "ε ≥ (attack)": st.column_config.TextColumn(
             "ε ≥ (attack)", help="Empirical ε lower bound the best attack proves (95 %)"),
+        "ε ≥ (canary audit)": st.column_config.TextColumn(
+            "ε ≥ (canary audit)", help="The ε lower bound the Story's canary audit proved for the run (95 %): the "
+                                       "Story's headline figure (— = no audit saved)"),
         "consistent": st.column_config.TextColumn(
             "consistent", help="yes: the attack's ε lower bound is within the accountant's ε; NO means a bug "
                                "somewhere (ledger, accountant or evaluation split)"),

@@ -52,6 +52,8 @@ def first_start(tmp_path_factory):
 LEGEND_NAMES = """() => [...document.querySelectorAll('.js-plotly-plot')].filter(gd => gd.layout && gd.layout.title
     && gd.layout.title.text.includes('Membership')).flatMap(gd => gd.data.filter(t => t.showlegend !== false)
     .map(t => t.name))"""
+LESSON_NAMES = """() => [...document.querySelectorAll('.js-plotly-plot')].filter(gd => gd.layout && gd.layout.title
+    && gd.layout.title.text.includes('trained on')).flatMap(gd => gd.data.map(t => t.name))"""
 
 
 @pytest.mark.timeout(900)  # the default Story on digits: ~30 s on two quiet cores, minutes under load
@@ -65,6 +67,8 @@ def test_story_is_ready_when_opened(first_start, shots):
     url, runs = first_start
     with _data_page(url, height=900, width=1400, failure_shot=shots / "failure-story.png") as page:
         _idle(page)
+        page.get_by_text("The Story is being prepared").wait_for(timeout=60_000)  # the first page says so
+        page.wait_for_selector("[data-testid='stProgress']", timeout=60_000)
         _goto(page, "Story")
         page.wait_for_selector("[data-testid='stProgress']", timeout=120_000)
         page.get_by_text(re.compile(r"about \d+( min \d+)? s left")).first.wait_for(timeout=300_000)
@@ -80,6 +84,12 @@ def test_story_is_ready_when_opened(first_start, shots):
         _clean(page)
         verdict = page.locator("[data-testid='stAlertContentSuccess']").first.inner_text()
         assert "Privacy costs some utility" in verdict and "It buys protection" in verdict, verdict
+        tiles = page.locator("[data-testid='stMetric']", has_text="canary audit proves")
+        assert tiles.count() == 2 and all("ε ≥" in t for t in tiles.all_inner_texts())  # the headline: the audit
+        lesson = page.evaluate(LESSON_NAMES)  # one chart, one curve a side
+        assert sum(n.startswith(("with privacy", "without privacy")) for n in lesson) == 2, lesson
+        page.get_by_text(re.compile(r"Every attack on both sides")).click()  # the other curves, behind it
+        _idle(page)
         names = page.evaluate(LEGEND_NAMES)
         assert any(n.startswith("non-private · ") and "AUC" in n for n in names), names
         assert all(len(n) < 40 for n in names), max(names, key=len)
@@ -91,7 +101,9 @@ def test_story_is_ready_when_opened(first_start, shots):
         page.evaluate("""() => [...document.querySelectorAll('.js-plotly-plot')].find(gd =>
             gd.layout.title.text.includes('Membership')).scrollIntoView({block: 'center'})""")
         page.screenshot(path=str(shots / "story_attacks.png"))
-        page.locator("[data-testid='stAlertContentSuccess']").first.scroll_into_view_if_needed()
+        page.get_by_text(re.compile(r"Every attack on both sides")).click()  # closed again for the headline shot
+        _idle(page)
+        page.locator("[data-testid='stMetric']", has_text="canary audit proves").first.scroll_into_view_if_needed()
         page.screenshot(path=str(shots / "story.png"))
 
 
