@@ -400,14 +400,14 @@ def test_runs_page_manage_and_report(finished, runs_dir):
     at.number_input(key="runs.report_rows").set_value(25).run()
     at.button(key="runs.export.shareable").click().run()
     assert not at.exception
-    name, kind, html = at.session_state["runs.report"]
-    assert (name, kind) == (finished[0].name, "shareable")
+    name, html = at.session_state["runs.reports"]["shareable"]
+    assert name == finished[0].name
     assert "synthetic rows drawn for this release</th><td>25</td>" in html and "<h2>Summary</h2>" in html
     assert html.count("<script type=\"text/javascript\">/**") <= 1 and "plotly" in html.lower()
     assert "Membership inference" not in html and f"{finished[0].epsilon:.4g}" in html
     at.button(key="runs.export.private").click().run()
-    name, kind, html = at.session_state["runs.report"]
-    assert kind == "private" and "Membership inference" in html and "PRIVATE" in html
+    name, html = at.session_state["runs.reports"]["private"]
+    assert "Membership inference" in html and "PRIVATE" in html
     assert "best membership attack" in html and "consistent with the accountant" in html
     at.run()  # the private report evaluated the run: the table shows the ladder's best attack
     row = at.dataframe[0].value.set_index("run").loc[finished[0].name]
