@@ -217,8 +217,8 @@ class TabularEncoder:
                         values[np.abs(v - pos) <= ATOM_TOLERANCE] = exact
                     if spec.kind == "integer":
                         values = np.clip(np.round(values), np.ceil(lo), np.floor(hi))
-                    else:  # the column's precision (or the encoding's), not 12 decimals
-                        values = np.round(values, value_decimals(spec))
+                    elif (places := value_decimals(spec)) is not None:  # the column's precision
+                        values = np.round(values, places)  # (or the encoding's), not 12 decimals
             cols[spec.name] = _assemble(np.asarray(values)[present], present, spec)
         frame = pd.DataFrame({k: (v.values if isinstance(v, pd.Series) else v) for k, v in cols.items()})
         return frame
