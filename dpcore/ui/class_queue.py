@@ -149,27 +149,24 @@ def cancel_button(q, job, key: str) -> None:
         st.rerun()
 
 
-def _open(job) -> str:
-    """Point the pages at a finished job's runs (the owner's workspace in the picker, the
-    lecturer's view of a student's) and return the page that shows them: Compare on its last run,
-    the Story for a Story pair."""
+def _point(job) -> None:
+    """Point the pages at a finished job's runs (a button's callback: before the sidebar's picker
+    draws): the owner's workspace (the lecturer's view of a student's), its last run on Compare."""
     from dpcore.ui.workspace import OWN, VIEW
 
     m = member()
     st.session_state[VIEW] = OWN if m is None or job.owner == m.name else job.owner
-    if job.kind == "story":
-        return "app_pages/story.py"
-    st.session_state["compare.run"] = job.runs[-1]
-    return "app_pages/compare.py"
+    if job.kind != "story":
+        st.session_state["compare.run"] = job.runs[-1]
 
 
 def open_button(job, key: str) -> None:
-    """"Open" for a finished job with runs."""
+    """"Open" for a finished job with runs: Compare on its run, the Story page for a Story pair."""
     if job.state != "done" or not job.runs:
         return
-    if st.button("Open", icon=":material/open_in_new:", key=key,
+    if st.button("Open", icon=":material/open_in_new:", key=key, on_click=_point, args=(job,),
                  help="Open its run on Compare (a Story pair on the Story page)"):
-        st.switch_page(_open(job))
+        st.switch_page("app_pages/story.py" if job.kind == "story" else "app_pages/compare.py")
 
 
 def job_panel(slot: str) -> None:

@@ -172,6 +172,10 @@ def test_the_queue_page_shows_live_counts_in_queue_order_results_and_the_service
     text = _texts(lect)
     assert "1 running, 2 waiting" in text and not lect.warning  # live counts; the service is up
     assert "pgm-digits-r1" in text and lect.button(key=f"queue.open.{first.id}")
+    lect.button(key=f"queue.open.{first.id}").click().run()  # the lecturer opens a student's result
+    assert not lect.exception, [e.value for e in lect.exception]
+    assert lect.session_state["dpcore.view"] == first.owner and lect.session_state["compare.run"] == "pgm-digits-r1"
+    assert html.unescape(lect.title[0].value) == "Compare"
     class_queue.forget_queues()
 
 
