@@ -82,7 +82,8 @@ saved = story.side_numbers(load_evaluation(s.path), s.epsilon)
 if saved["audit"] or saved["auc"] is not None:  # the Story's numbers for this run, as the Story shows them
     st.markdown("**Saved with this run** (the Story's scores: no need to run anything)")
     for col_, t in zip(st.columns(3), story.tiles(saved, "private" if story.is_private(s) else "nonprivate")):
-        col_.metric(t["label"], t["value"], delta=t["delta"], delta_color="off", help=t["help"])
+        col_.metric(t["label"], t["value"], delta=t["delta"], delta_color="off", delta_arrow=t["arrow"],
+                    help=t["help"])
     st.caption(md(f"Best attack on the training rows: {saved['best'] or '—'}, AUC "
                      + ("—" if saved["auc"] is None else f"{saved['auc']:.2f}") + " (0.5 = chance)."))
 

@@ -95,10 +95,6 @@ for col, name, role in ((cols[0], p_name, "private"), (cols[1], n_name, "nonpriv
         st.subheader(f"{story.SIDE[role].capitalize()} · {s.model.upper()} · ε = {ui.fmt_eps(s.epsilon)}",
                      divider="gray")
         st.caption(md(s.name))
-        figs = ui.samples(*ui.key(name))
-        if figs:  # small enough that samples, numbers and the verdict share one 900-pixel screen
-            grid = go.Figure(figs["synthetic"]).update_layout(height=300, margin=dict(l=0, r=0, t=30, b=0))
-            st.plotly_chart(grid, key=f"story.samples.{name}")
         ev = load_evaluation(s.path)
         results = story.saved_results(ev)
         if not results or not ev.get("utility"):  # not a Story run: score it here (cached, saved)
@@ -109,13 +105,18 @@ for col, name, role in ((cols[0], p_name, "private"), (cols[1], n_name, "nonpriv
         nums["curves"] = nums["curves"] or {r.name: {"fpr": list(r.alpha), "tpr": list(1 - r.beta)} for r in results}
         who[role] = f"{s.model.upper()}, ε = {ui.fmt_eps(s.epsilon)}"
         drawn.append((story.SIDE[role], ui.bundle(name), results))
-        for col_, t in zip(st.columns(3), story.tiles(nums, role)):  # the evidence that separates the sides
-            col_.metric(t["label"], t["value"], delta=t["delta"], delta_color="off", help=t["help"])
+        for col_, t in zip(st.columns(3), story.tiles(nums, role)):  # first: the evidence that separates them
+            col_.metric(t["label"], t["value"], delta=t["delta"], delta_color="off", delta_arrow=t["arrow"],
+                        help=t["help"])
         au = nums["audit"]
         st.caption(md(f"Best attack on the training rows: {nums['best'] or '—'}, AUC "
                       + ("—" if nums["auc"] is None else f"{nums['auc']:.2f}")
                       + " (0.5 = chance)" + (f"; the audit retrained on {au.get('rows', 0):,} training rows plus "
                                             f"{au['canaries']} canaries." if au else ".")))
+        figs = ui.samples(*ui.key(name))
+        if figs:  # below the headline: what each side generates
+            grid = go.Figure(figs["synthetic"]).update_layout(height=300, margin=dict(l=0, r=0, t=30, b=0))
+            st.plotly_chart(grid, key=f"story.samples.{name}")
         for w in ui.synthetic_warnings(*ui.key(name)):
             st.warning(md(w), icon=":material/warning:")
 

@@ -152,7 +152,7 @@ def lesson_figure(curves: Sequence[dict], names: dict | None = None):
     rows = "canaries" if all(c["evidence"] == "canaries" for c in curves) else "rows"
     fig.update_xaxes(range=[0, 1], constrain="domain", title=f"{rows} NOT trained on, named anyway (FPR)")
     fig.update_yaxes(range=[0, 1], scaleanchor="x", constrain="domain", title=f"{rows} trained on, named (TPR)")
-    fig.update_layout(title=f"Which {rows} the model was trained on? ({NOT_COVERED})", height=460,
+    fig.update_layout(title=f"Which {rows} was the model trained on? ({NOT_COVERED})", height=460,
                       margin=dict(l=60, r=20, t=60, b=40),
                       legend=dict(yanchor="bottom", y=0.02, xanchor="right", x=0.99, bgcolor="rgba(255,255,255,0.85)",
                                   font=dict(size=13)))

@@ -23,9 +23,9 @@ SIDE = {"private": "private", "nonprivate": "non-private"}  # what the page and 
 USEFUL_SHARE = 0.6  # the private run "is useful" at this share of the real reference
 # The canary audit retrains each side's algorithm on AUDIT_ROWS training rows plus the canaries it
 # includes, and the attacks score ATTACK_TARGETS members and as many non-members: sized so the whole
-# Story job is ready within a minute on two cores with the lesson kept (docs/benchmarks.md). The
-# audit's time is mostly fixed costs (PCA, EM, the decoder's warm-up), so 1 000 rows cost little
-# less than 2 000; 512 canaries keep the bound it can prove high (256: the non-private ε ≥ fell to 0.7).
+# Story job is ready within a minute on two cores with the lesson kept (docs/benchmarks.md: the
+# non-private audit proves ε ≥ 0.7–0.85 on 1 000 or 2 000 rows, the private one 0; 2 000 rows cost
+# more time for no clearer lesson). 512 canaries: with 256 the top-k the bound rests on is 13.
 AUDIT_ROWS = 1_000
 CANARIES = 512
 ATTACK_TARGETS = 500
@@ -183,29 +183,31 @@ def tiles(side: dict, role: str) -> list[dict]:
     Why this order: on the defaults the attacks that see only synthetic rows sit at AUC ≈ 0.5 on
     both sides, so a headline of attack AUCs shows no difference; the audit is what separates them
     (the non-private side's proves a large ε, the private side's stays within its ε). Each tile:
-    {"label", "value", "delta", "help"}, every value text ("—" when missing)."""
+    {"label", "value", "delta", "arrow", "help"}, every value text ("—" when missing)."""
     au, eps = side.get("audit"), side.get("epsilon")
     lb = _finite((au or {}).get("epsilon_lower_bound"))
     bound = _finite((au or {}).get("accountant_epsilon")) or _finite(eps)
     if lb is None:
         within = None
     elif role == "nonprivate" or bound is None:
-        within = "ε = ∞: nothing promised"
+        within = "ε = ∞: no ε promised"
     else:
         within = f"within its ε = {bound:.3g}" if lb <= bound else f"ABOVE its ε = {bound:.3g}: a bug"
     found = None if not au or au.get("top_in") is None else f"{au['top_in']} of {au['k']}"
     u, ref = side.get("utility"), side.get("reference")
     return [
         {"label": "canary audit proves", "value": MISSING if lb is None else f"ε ≥ {lb:.2f}", "delta": within,
+         "arrow": "off",
          "help": (audit_text(side) + ". " if au else "Not run for this run (the Story job runs it). ")
          + "A lower bound on ε proven from planted canaries (95 % confidence): how much the training "
            "algorithm gives away, whatever it promised."},
         {"label": "canaries found", "value": MISSING if found is None else found,
-         "delta": None if found is None else "half would be chance",
+         "delta": None if found is None else "chance: half", "arrow": "off",
          "help": "Of the canaries the audit's attack ranks surest, how many the model was really trained on."},
-        {"label": f"utility ({side.get('metric') or 'score'})", "value": MISSING if u is None else f"{u:.2f}",
-         "delta": None if u is None or ref is None else f"{u - ref:+.2f} vs real",
-         "help": "Classifiers trained on synthetic rows, tested on real ones; trained on the real rows: "
+        {"label": "utility", "value": MISSING if u is None else f"{u:.2f}",
+         "delta": None if u is None or ref is None else f"{u - ref:+.2f} vs real", "arrow": "auto",
+         "help": f"{side.get('metric') or 'score'} of a classifier trained on synthetic rows, tested on real "
+                 "ones; trained on the real rows: "
                  + (MISSING if ref is None else f"{ref:.2f}")},
     ]
 

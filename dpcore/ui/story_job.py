@@ -19,8 +19,8 @@ from dpcore.ui.story import ROLES, SIDE, saved_pair, score_side, story_configs, 
 
 KEY = "story"  # the jobs' key of the Story: one at a time per process
 MODEL_NAMES = {"private": "P3GM", "nonprivate": "PGM"}
-TRAIN_SHARE = 0.4  # of a side's time: training (the rest: utility, attacks, canary audit; measured)
-SIDE_SHARE = {"private": 0.5, "nonprivate": 0.5}  # of the job's time (Fashion-MNIST: 12 s + 24 s a side)
+TRAIN_SHARE = 0.4  # of a side's time: training (the rest: utility, attacks, canary audit; measured:
+SIDE_SHARE = {"private": 0.5, "nonprivate": 0.5}  # Fashion-MNIST, 0.3–0.5 of each side's 40–80 s at load 5–9)
 SCORE_STEPS = 9  # score_side's progress messages: loading, utility, 5 attacks, the audit and its halfway
 
 

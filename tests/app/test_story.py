@@ -50,7 +50,7 @@ def test_headline_tiles_lead_with_the_audit_and_say_where_it_stands_against_epsi
     pt, qt = story.tiles(p, "private"), story.tiles(q, "nonprivate")
     assert [t["label"] for t in pt][:2] == ["canary audit proves", "canaries found"]
     assert (pt[0]["value"], qt[0]["value"]) == ("ε ≥ 0.40", "ε ≥ 1.37")
-    assert pt[0]["delta"] == "within its ε = 1" and "nothing promised" in qt[0]["delta"]
+    assert pt[0]["delta"] == "within its ε = 1" and "no ε promised" in qt[0]["delta"]
     assert "a bug" in story.tiles(_side(0.7, 0.5, lb=1.5), "private")[0]["delta"]
     assert pt[1]["value"] == "7 of 13" and pt[2]["value"] == "0.70"
     bare = story.tiles({**p, "audit": None}, "private")
