@@ -111,7 +111,8 @@ def test_settings_label_is_the_same_short_form_in_the_runs_table_and_compare(run
     row = table.iloc[0]
     assert (row["pca"], row["K"], row["epochs"]) == ("10", "2", "1")
     # what people compare comes first, not behind the long names and settings (issue 24)
-    assert list(table.columns[:6]) == ["run", "ε", "utility", "best attack", "attack AUC", "ε ≥ (attack)"]
+    assert list(table.columns[:8]) == ["run", "ε", "utility", "shared (with noise)", "best attack", "attack AUC",
+                                       "ε ≥ (attack)", "ε ≥ (canary audit)"]
     at = _app("app_pages/compare.py", dataset="digits")
     assert any("`pca10-K2-epochs1`" in m.value for m in at.markdown), [m.value for m in at.markdown]
 
