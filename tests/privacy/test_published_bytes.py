@@ -16,17 +16,12 @@ import re
 import shutil
 import struct
 
-import numpy as np
 import pytest
+from neighbour_tables import SCHEMA, pin_released_count, write_pair
 
 from dpcore.runs import Run
 from dpcore.runs.uploads import split_key, split_key_path, store_upload
 
-ROWS = 103
-RELEASED_N = 97  # the ñ both runs release (pinned)
-TABLE_STEPS = 40  # the neural models' auto-epochs target, lowered (a constant) to keep this fast
-SCHEMA = {"target": "y", "types": {"x": "numeric", "k": "integer", "c": "categorical"},
-          "bounds": {"x": [-5, 5], "k": [0, 9]}, "categories": {"c": ["a", "b", "c"], "y": ["no", "yes"]}}
 SMALL = {"mst": ["--iters", "20"], "dp-vae": ["--hidden", "8", "--latent-dim", "2"]}
 TOKEN = re.compile(r"^data-[0-9a-f]{16}\.csv$")
 
@@ -40,20 +35,10 @@ NOISY_SCORE = ("correct", "wrong", "per_class", "accuracy", "noise_sd", "samplin
 # what is computed from them
 
 
-def _table(path, rows):
-    path.parent.mkdir(parents=True)
-    path.write_text("x,k,c,y\n" + "\n".join(rows) + "\n")
-    return path
-
-
 @pytest.fixture(scope="module")
 def tables(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("bytes")
-    rng = np.random.default_rng(0)
-    rows = [f"{rng.normal(0, 1):.3f},{rng.integers(0, 9)},{rng.choice(['a', 'b', 'c'])},{rng.choice(['no', 'yes'])}"
-            for _ in range(ROWS)]
-    d = _table(tmp / "d" / "data.csv", rows)  # one file name for both: the name is the user's
-    d1 = _table(tmp / "d1" / "data.csv", rows[:40] + ["4.999,9,c,yes"] + rows[40:])  # an extreme row
+    d, d1 = write_pair(tmp)
     schema = tmp / "schema.json"
     schema.write_text(json.dumps(SCHEMA))
     stored = {}
@@ -67,18 +52,8 @@ def tables(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def pinned():
-    import dpcore.models.neural as neural
-    import dpcore.privacy.dataset_size as size
-
     mp = pytest.MonkeyPatch()
-    mp.setattr(neural, "TABLE_STEPS", TABLE_STEPS)
-    real = size.noisy_count
-
-    def pinned_count(n, rng, *, ledger, noise_multiplier=size.COUNT_SIGMA):
-        real(n, rng, ledger=ledger, noise_multiplier=noise_multiplier)  # the record, as a run makes it
-        return RELEASED_N
-
-    mp.setattr(size, "noisy_count", pinned_count)
+    pin_released_count(mp)
     yield
     mp.undo()
 

@@ -12,8 +12,8 @@ secret noise draws (weights, noisy statistics) and raw numbers that are labelled
 import json
 import shutil
 
-import numpy as np
 import pytest
+from neighbour_tables import RELEASED_N, SCHEMA, TABLE_STEPS, pin_released_count, write_pair
 
 from dpcore.cli import main
 from dpcore.models import MODELS
@@ -28,51 +28,26 @@ SMALL = {"p3gm": ["--hidden", "8", "--em-iters", "2", "--warmup-steps", "0"],
          "gs-wgan": ["--steps", "3", "--warmup-steps", "2", "--n-discriminators", "2", "--gen-hidden", "8",
                      "--critic-hidden", "8"],
          "aim": ["--rounds", "2", "--round-iters", "10", "--iters", "20"], "mst": ["--iters", "20"]}
-ROWS = 103  # D: 103 training rows (n//4 = 25), D + 1: 104 (26) — an exact-n batch tells them apart
-RELEASED_N = 97  # the ñ both runs release (pinned)
-TABLE_STEPS = 40  # the auto-epochs target, lowered (a constant) to keep the suite fast
 # model.json fields that differ from run to run on the same data: the wall time, and the marginals
 # AIM/MST select with the exponential mechanism (a ledgered noisy release); the trained state
 # (weights, noisy statistics) is masked below
 NOISY = {"fit_result": ("seconds",), "calibration": ("selected",)}
 
 
-def _declared_table(path, rows):
-    path.parent.mkdir()
-    path.write_text("x,k,c,y\n" + "\n".join(rows) + "\n")
-    return path
-
-
 @pytest.fixture(scope="module")
 def tables(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("neighbours")
-    rng = np.random.default_rng(0)
-    rows = [f"{rng.normal(0, 1):.3f},{rng.integers(0, 9)},{rng.choice(['a', 'b', 'c'])},{rng.choice(['no', 'yes'])}"
-            for _ in range(ROWS)]
-    d = _declared_table(tmp / "d" / "data.csv", rows)  # one file name: the name is public
-    d1 = _declared_table(tmp / "d1" / "data.csv", rows[:40] + ["4.999,9,c,yes"] + rows[40:])  # an extreme row
+    d, d1 = write_pair(tmp)
     split_key(d)
     shutil.copy(split_key_path(d), split_key_path(d1))  # one key: the split of D + 1 adds at most that row
     schema = tmp / "schema.json"
-    schema.write_text(json.dumps({"target": "y", "types": {"x": "numeric", "k": "integer", "c": "categorical"},
-                                  "bounds": {"x": [-5, 5], "k": [0, 9]},
-                                  "categories": {"c": ["a", "b", "c"], "y": ["no", "yes"]}}))
+    schema.write_text(json.dumps(SCHEMA))
     return tmp, d, d1, schema
 
 
 @pytest.fixture
 def pinned_count(monkeypatch):
-    import dpcore.models.neural as neural
-    import dpcore.privacy.dataset_size as size
-
-    monkeypatch.setattr(neural, "TABLE_STEPS", TABLE_STEPS)
-    real = size.noisy_count
-
-    def pinned(n, rng, *, ledger, noise_multiplier=size.COUNT_SIGMA):
-        real(n, rng, ledger=ledger, noise_multiplier=noise_multiplier)  # the record, as a run makes it
-        return RELEASED_N
-
-    monkeypatch.setattr(size, "noisy_count", pinned)
+    pin_released_count(monkeypatch)
 
 
 def _published(run_dir) -> dict:
