@@ -4,6 +4,7 @@ submits it; `kill -9` of the Ray head while it runs. The web server must answer 
 used to die with Ray), the service must come back, and the job must end done."""
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import signal
@@ -36,25 +37,13 @@ def _healthy(url: str) -> bool:
         return False
 
 
-def _below(root: int, name: str) -> list[int]:
-    """Processes called `name` below `root` (by parent pid): this class's Ray head, not another's."""
-    kids: dict[int, list[int]] = {}
-    for d in Path("/proc").iterdir():
-        if d.name.isdigit():
-            try:
-                kids.setdefault(int((d / "stat").read_text().rsplit(")", 1)[1].split()[1]), []).append(int(d.name))
-            except (OSError, ValueError, IndexError):
-                pass
-    found, todo = [], [root]
-    while todo:
-        for k in kids.get(todo.pop(), []):
-            todo.append(k)
-            try:
-                if (Path("/proc") / str(k) / "comm").read_text().strip() == name:
-                    found.append(k)
-            except OSError:
-                pass
-    return found
+def _ray_heads(root: int) -> list[int]:
+    """This class's Ray head (its GCS server, below the supervisor), not another Ray on the machine:
+    the load benchmark's own lookup (bench/class_browsers.py)."""
+    spec = importlib.util.spec_from_file_location("bench_class_browsers", ROOT / "bench" / "class_browsers.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    return bench._gcs_pids(root)
 
 
 def _new_service_lines(runs: Path) -> str:
@@ -95,7 +84,7 @@ def test_the_web_server_outlives_a_killed_ray_and_the_job_still_ends_done(tmp_pa
         job = q.submit([JOB], runs / "workspaces" / "student-01", "student-01")
         while not q.progress(job.id).get("step") and time.time() < end + 60:
             time.sleep(0.3)
-        heads = _below(sup.pid, "gcs_server")
+        heads = _ray_heads(sup.pid)
         assert heads, "no Ray head under the class's processes"
         for pid in heads:
             os.kill(pid, signal.SIGKILL)
@@ -110,7 +99,7 @@ def test_the_web_server_outlives_a_killed_ray_and_the_job_still_ends_done(tmp_pa
         assert sum(fails) == 0 and len(fails) >= 5  # the web server answered every second throughout
         assert (runs / "_queue" / "service.log").read_text().count("dispatching ") >= 2  # a new service
         assert _healthy(url) and sup.poll() is None
-        new_heads = _below(sup.pid, "gcs_server")
+        new_heads = _ray_heads(sup.pid)
         assert new_heads and not set(new_heads) & set(heads)  # the restarted service's own Ray
     finally:
         stop.set()
