@@ -88,5 +88,14 @@ def as_float(v) -> float:
     return float(v)
 
 
+def finite(v) -> float | None:
+    """A stored number as a finite float, or None (missing, NaN, "nan", infinite, a bool, not a
+    number): how saved scores are read, so one bad field never draws "nan" on a page."""
+    if v is None or isinstance(v, bool) or not isinstance(v, (int, float, np.number)):
+        return None
+    f = float(v)
+    return f if math.isfinite(f) else None
+
+
 def atomic_write_json(path, obj) -> None:
     atomic_write_bytes(path, dumps(obj).encode())

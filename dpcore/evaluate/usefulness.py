@@ -24,10 +24,11 @@ does arithmetic and words (numpy, nothing else), so the Runs table reads it with
 """
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass
 
 import numpy as np
+
+from dpcore.io import finite
 
 METRIC = "balanced_accuracy"
 NAME = "balanced accuracy"
@@ -76,14 +77,7 @@ def of_counts(counts, reference_counts, k: int, classifier: str, target: str | N
 
 def of_values(value, reference, k: int, classifier: str, target: str | None = None) -> Usefulness:
     """The measure from balanced accuracies already computed (the image classifier's)."""
-    return Usefulness(_finite(value), _finite(reference), 1.0 / k if k >= 2 else None, classifier, target)
-
-
-def _finite(v) -> float | None:
-    if v is None or isinstance(v, bool) or not isinstance(v, (int, float, np.number)):
-        return None
-    f = float(v)
-    return f if math.isfinite(f) else None
+    return Usefulness(finite(value), finite(reference), 1.0 / k if k >= 2 else None, classifier, target)
 
 
 def from_saved(utility: dict | None) -> Usefulness | None:
@@ -92,7 +86,7 @@ def from_saved(utility: dict | None) -> Usefulness | None:
     if not isinstance(d, dict) or d.get("metric") != METRIC:
         return None
     target = d.get("target")
-    return Usefulness(_finite(d.get("value")), _finite(d.get("reference")), _finite(d.get("chance")),
+    return Usefulness(finite(d.get("value")), finite(d.get("reference")), finite(d.get("chance")),
                       str(d.get("classifier") or ""), target if isinstance(target, str) else None)
 
 

@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from dpcore.io import finite
+
 if TYPE_CHECKING:  # the utility module imports torch; the figure does not need it
     from dpcore.evaluate.utility import UtilityResult
 
@@ -51,19 +53,11 @@ def _fmt(v: float) -> str:
     return "n/a" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.3f}"
 
 
-def _score(v) -> float | None:
-    """A plotted score as a finite float, or None (missing, NaN, the "nan" strings of older files)."""
-    if v is None or isinstance(v, bool) or not isinstance(v, (int, float, np.number)):
-        return None
-    f = float(v)
-    return f if math.isfinite(f) else None
-
-
 def _series_points(rows: Iterable[dict], metric: str) -> dict[str, dict[float, list[float]]]:
     """{series: {ε: [scores]}} of the plottable rows (a score and a numeric ε, ∞ included)."""
     out: dict[str, dict[float, list[float]]] = {}
     for r in rows:
-        y, eps = _score(r.get(metric)), r.get("epsilon")
+        y, eps = finite(r.get(metric)), r.get("epsilon")
         if y is None or not isinstance(eps, (int, float)) or math.isnan(eps):
             continue
         out.setdefault(str(r.get("series") or r.get("model")), {}).setdefault(float(eps), []).append(y)
@@ -76,13 +70,13 @@ def curve_checks(rows: Iterable[dict], metric: str = "utility") -> list[str]:
     else (too few epochs without noise, a lucky seed) and the page says so instead of the lesson."""
     out = []
     for series, by_eps in sorted(_series_points(rows, metric).items()):
-        finite = {e: float(np.mean(v)) for e, v in by_eps.items() if math.isfinite(e)}
-        if math.inf not in by_eps or not finite:
+        private = {e: float(np.mean(v)) for e, v in by_eps.items() if math.isfinite(e)}
+        if math.inf not in by_eps or not private:
             continue
         top = float(np.mean(by_eps[math.inf]))
-        e_best = max(finite, key=finite.get)
-        if top < finite[e_best]:
-            out.append(f"{series}: ε = ∞ scores {top:.2f}, below ε = {e_best:g} ({finite[e_best]:.2f})")
+        e_best = max(private, key=private.get)
+        if top < private[e_best]:
+            out.append(f"{series}: ε = ∞ scores {top:.2f}, below ε = {e_best:g} ({private[e_best]:.2f})")
     return out
 
 
@@ -105,18 +99,18 @@ def privacy_utility_figure(rows: Iterable[dict], metric: str = "utility"):
 
     pts = []
     for r in rows:
-        y, eps = _score(r.get(metric)), r.get("epsilon")
+        y, eps = finite(r.get(metric)), r.get("epsilon")
         if y is None or not isinstance(eps, (int, float)) or math.isnan(eps):
             continue
         pts.append({"series": str(r.get("series") or r.get("model")), "epsilon": float(eps), "y": y,
-                    "reference": _score(r.get("reference"))})
+                    "reference": finite(r.get("reference"))})
     fig = go.Figure()
     refs = [p["reference"] for p in pts if p["reference"] is not None]
     if refs:
         fig.add_hline(y=float(np.mean(refs)), line_dash="dot", line_color="grey",
                       annotation_text="trained on real data", annotation_position="bottom right")
-    finite = [p["epsilon"] for p in pts if math.isfinite(p["epsilon"])]
-    lo, hi = (min(finite), max(finite)) if finite else (1.0, 1.0)
+    finite_eps = [p["epsilon"] for p in pts if math.isfinite(p["epsilon"])]
+    lo, hi = (min(finite_eps), max(finite_eps)) if finite_eps else (1.0, 1.0)
     inf_x = hi * 3.0
     palette = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"]
     for i, series in enumerate(sorted({p["series"] for p in pts})):
@@ -154,7 +148,7 @@ def privacy_utility_figure(rows: Iterable[dict], metric: str = "utility"):
     # a log axis spans ×2 beyond the points each side: runs at ε = 1 and ε = 0.9999999994 (an
     # accountant's ε) are one point, not the two ends of an axis plotly autoscales to 1e-9 wide
     right = inf_x if has_inf else hi
-    xrange = [math.log10(lo / 2), math.log10(right * 2)] if finite else None
+    xrange = [math.log10(lo / 2), math.log10(right * 2)] if finite_eps else None
     fig.update_layout(title="Privacy–utility trade-off",
                       xaxis=dict(title="ε (log scale; ∞ = not private)", type="log", tickvals=tickvals,
                                  ticktext=ticktext, range=xrange),

@@ -15,6 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from dpcore.io import finite
+
 EVAL_FILE = "evaluation.json"
 MAX_SYNTHETIC = 20_000  # synthetic rows drawn for scoring (as many as training rows, capped)
 
@@ -91,12 +93,7 @@ def _nulls(v):
     return v
 
 
-def score(v) -> float | None:
-    """A stored score as a finite float, or None (missing, NaN, "nan", infinite, not a number)."""
-    if isinstance(v, bool) or not isinstance(v, (int, float, np.number)):
-        return None
-    f = float(v)
-    return f if math.isfinite(f) else None
+score = finite  # a stored score as a finite float, or None (dpcore.io.finite)
 
 
 def save_evaluation(run_dir, **parts) -> dict:
