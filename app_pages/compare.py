@@ -158,10 +158,11 @@ with tabs[3]:
         found = stored_score(b.run, load_evaluation(b.run.path))
         tile = tiles(from_saved(res.to_dict()), None if found is None else found[0])
         a, c = st.columns(2)
-        a.metric(tile["label"], tile["value"], help="logistic regression trained on the synthetic rows")
+        a.metric(tile["label"], tile["value"], delta=None if tile["delta"] is None else f"{tile['delta']} vs real",
+                 delta_color="normal", help="logistic regression trained on the synthetic rows; the gap to the real "
+                                            "rows is the usefulness lost to privacy and modelling")
         if tile["reference"] is not None:
-            c.metric(tile["reference_label"], tile["reference"], delta=tile["delta"], delta_color="normal",
-                     help="The gap is the usefulness lost to privacy and modelling.")
+            c.metric(tile["reference_label"], tile["reference"], help="the same classifier trained on the real rows")
         st.markdown(md(tile["sentence"]))
         if tile["shared"]:
             st.caption(md(tile["shared"]))
