@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import threading
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -46,11 +47,18 @@ def connect(address: str | None = None, num_cpus: int | None = None, object_stor
             kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False,
                                       "ignore_reinit_error": True, "runtime_env": {"env_vars": env}}
             if address:
-                ray.init(address=address, **kwargs)
+                kwargs["address"] = address
             else:
                 mb = object_store_mb or OBJECT_STORE_MB
-                ray.init(address="local", num_cpus=num_cpus or os.cpu_count() or 1, _node_ip_address="127.0.0.1",
-                         object_store_memory=mb * 1024 * 1024, **kwargs)
+                kwargs |= {"address": "local", "num_cpus": num_cpus or os.cpu_count() or 1,
+                           "_node_ip_address": "127.0.0.1", "object_store_memory": mb * 1024 * 1024}
+            with warnings.catch_warnings():
+                # Ray starts its head's processes with subprocess.Popen: fork, a signal mask and a
+                # parent-death signal (its preexec_fn, the reason Python runs the fork hooks), then
+                # exec. The child touches nothing of JAX's (an AIM fit in this process starts its
+                # threads), so JAX's "will likely lead to a deadlock" is for a fork that goes on
+                warnings.filterwarnings("ignore", r"os\.fork\(\) was called", RuntimeWarning)
+                ray.init(**kwargs)
     except Exception as exc:  # noqa: BLE001 - any failure to reach Ray means: run here
         return None, f"Ray unreachable ({type(exc).__name__}: {' '.join(str(exc).split())[:160]}): ran in-process"
     return RayPool(ray), None

@@ -91,3 +91,31 @@ def test_a_local_ray_is_started_fresh_on_loopback_never_joined_from_a_stale_addr
     assert calls[0]["object_store_memory"] == sweep_ray.OBJECT_STORE_MB * 1024 * 1024
     sweep_ray.connect(address="10.0.0.1:6379")  # a cluster the user names is joined as named
     assert calls[1]["address"] == "10.0.0.1:6379" and "num_cpus" not in calls[1]
+
+
+def test_starting_a_local_ray_after_an_aim_fit_gives_no_fork_warning(monkeypatch):
+    """JAX (an AIM fit in the same process) warns at every fork that it "will likely lead to a
+    deadlock"; Ray's head starts with subprocess.Popen (fork, a preexec_fn that sets signals, exec),
+    to which the warning does not apply. Here `ray.init` starts a real process the same way."""
+    import subprocess
+    import warnings
+
+    import jax.numpy as jnp
+    import ray
+
+    from dpcore.runs import sweep_ray
+
+    float(jnp.ones(3).sum())  # JAX's threads are running, as after a fit
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    def popen_as_ray(**kw):  # a preexec_fn makes Python run the fork hooks, as Ray's does
+        subprocess.run(["true"], check=True, preexec_fn=lambda: None)
+
+    monkeypatch.setattr(ray, "init", popen_as_ray)
+    monkeypatch.setattr(ray, "cluster_resources", lambda: {"CPU": 2})
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        popen_as_ray()  # the same start outside connect: JAX does warn
+        assert any("os.fork()" in str(w.message) for w in seen), "JAX no longer warns: drop the filter"
+        seen.clear()
+        _, why = sweep_ray.connect(num_cpus=2)
+    assert why is None and not [w for w in seen if "os.fork()" in str(w.message)]
