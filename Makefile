@@ -44,8 +44,12 @@ lint: install
 	$(PY) -m ruff check .
 	$(PY) -m mypy  # the privacy core's and the run store's types ([tool.mypy] in pyproject.toml)
 
+# Two workers (TEST_WORKERS=1 for one): the browser, server and Ray tests spend most of their time
+# waiting on another process, so two share two cores well; the tests on one local Ray stay on one
+# worker (the `ray` group, tests/conftest.py).
+TEST_WORKERS ?= 2
 test: lint
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadgroup
 
 # The build step executes a notebook again only when its source in notebooks/_build/ changed (the
 # outputs are committed); then JupyterLab opens them.

@@ -1,4 +1,5 @@
-"""Shared test settings: two CPU threads (what CI has), quiet, deterministic; the CLI in-process."""
+"""Shared test settings: two CPU threads (what CI has) shared by the workers, quiet, deterministic;
+the CLI in-process."""
 import contextlib
 import io
 import os
@@ -12,7 +13,17 @@ os.environ.setdefault("DPCORE_STORY_AUTOSTART", "0")  # the app tests would each
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
-torch.set_num_threads(2)
+# `make test` runs two xdist workers on CI's two cores: one torch thread each, or four threads
+# would spin on two cores (a lone `pytest` keeps two)
+torch.set_num_threads(max(1, 2 // int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))))
+
+
+def pytest_collection_modifyitems(config, items):
+    """Every test on the session's local Ray runs on one xdist worker (`--dist loadgroup`): a second
+    Ray head on two cores costs 10–35 s to start and halves both."""
+    for item in items:
+        if "local_ray" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group("ray"))
 
 
 def _run_cli(argv) -> tuple:

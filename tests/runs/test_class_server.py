@@ -52,6 +52,7 @@ def _new_service_lines(runs: Path) -> str:
     return log.split("dispatching ", 1)[1] if "dispatching " in log else ""
 
 
+@pytest.mark.xdist_group("ray")  # its own Ray head: not beside the session's (tests/conftest.py)
 @pytest.mark.timeout(400)
 def test_the_web_server_outlives_a_killed_ray_and_the_job_still_ends_done(tmp_path):
     pytest.importorskip("ray")
