@@ -58,15 +58,11 @@ FILE_EPSILON = 1.0  # an uploaded file's default ε: a constant, the model's own
 
 
 def public_size(data: dict, n: int) -> int | None:
-    """The training-row count a default may depend on: `n` for a built-in dataset (a public file
-    with a public seeded split, so its size is a public fact), None for a file, whose row count
-    is private (a run releases only the noisy ñ). Pass the result to the defaults below.
+    """`dpcore.runs.config.public_row_count` of a page's data choice (`n` for a built-in, None for a
+    file): pass the result to the defaults below."""
+    from dpcore.runs.config import public_row_count
 
-    Why: a default chosen from a file's exact size lands in config.json and the release (an ε
-    that jumps at 3 000 rows, a δ = 1/n^1.1 that gives n back), telling a file from its
-    neighbour; the model resolves its own size-dependent settings from ñ inside the run.
-    """
-    return n if isinstance(data, dict) and data.get("dataset") is not None else None
+    return public_row_count(data.get("dataset") if isinstance(data, dict) else None, n)
 
 
 def model_defaults(config_class, public_rows: int | None) -> dict:
