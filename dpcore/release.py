@@ -114,9 +114,17 @@ def uncovered_parts(bundle) -> list[str]:
     elif bundle.seeded_noise:
         out.append("seeded noise (reproducible from the seed, a debugging mode: ε is no guarantee)")
     if not preprocessing_private(bundle):
-        out.append("inferred schema (categories and min/max read from the private rows are in the synthetic "
-                   "rows and the generator)")
+        from dpcore.release_words import read_from_rows
+
+        out.append(f"inferred schema ({read_from_rows(_schema(bundle))}, read from the private rows, are in "
+                   "the synthetic rows and the generator)")
     return out
+
+
+def _schema(bundle):
+    """The run's schema as its saved model's template keeps it (never the training rows': the
+    release reads no real row), or None."""
+    return getattr(getattr(bundle.model, "template", None), "schema", None)
 
 
 def preprocessing_private(bundle) -> bool:
@@ -279,9 +287,12 @@ def shareable_report(bundle, seed: int = 0, rows: int = REPORT_ROWS) -> str:
     sections.append(("What ε covers", coverage_table(bundle.private and not bundle.seeded_noise, not inferred)))
     omitted = "".join(f"<li>{html.escape(o.label)} — {html.escape(o.why)}</li>" for o in coverage.not_covered()
                       if not (inferred and o.key == "data_preprocessing"))
-    included = ("<p class='note'>Included although not covered: the schema was inferred from the private "
-                "rows, so its categories (even one seen in a single row) and exact min/max are in the "
-                "synthetic rows and the generator.</p>") if inferred else ""
+    from dpcore.release_words import read_from_rows
+
+    read = read_from_rows(_schema(bundle))
+    included = (f"<p class='note'>Included although not covered: the schema was inferred from the private "
+                f"rows, so {html.escape(read)} (a category even if seen in a single row; a range's exact "
+                "ends) are in the synthetic rows and the generator.</p>") if inferred else ""
     sections.append(("Deliberately omitted (not covered by ε)", f"<ul>{omitted}</ul>{included}<p class='note'>The "
                      "data owner's private report holds the evaluation against real data and the attack.</p>"))
     intro = ("Shareable release: only outputs covered by ε are included. ε is the accountant's number for the "
@@ -292,8 +303,7 @@ def shareable_report(bundle, seed: int = 0, rows: int = REPORT_ROWS) -> str:
     elif bundle.seeded_noise:
         intro = f"{coverage.NOT_PRIVATE.capitalize()}. {coverage.SEEDED_EXPLAINER}"
     if inferred:
-        intro += (" The schema was inferred from the private rows: its categories and min/max are not covered "
-                  "by ε.")
+        intro += f" Read from the private rows, not covered by ε: {read}."
     nums = {**_run_facts(bundle), "synthetic rows drawn for this release": syn.n}
     from dpcore.release_words import shareable_lead
 

@@ -80,6 +80,28 @@ def data_words(bundle, synthetic) -> str:
             f"with the same {len(cols)} columns ({shown}), not anyone's real record.")
 
 
+def read_from_rows(schema) -> str:
+    """What of the schema was read off the private rows, named per column ("the categories of
+    lender and deny"; "the range of lvr"), or the general "the columns' ranges and categories" when
+    the schema is not at hand. Why: with DP bounds (the default) only the categories come from the
+    rows; a release saying "ranges and categories" overstates what ε leaves out, and hides which
+    columns to declare."""
+    columns = getattr(schema, "columns", None)
+    if not columns:
+        return "the columns' ranges and categories"
+    read = [c for c in columns if c.origin == "data"]
+    cats = [c.name for c in read if not c.is_continuous]
+    ranges = [c.name for c in read if c.is_continuous]
+
+    def names(xs):
+        xs = [str(x) for x in xs]
+        return xs[0] if len(xs) == 1 else f"{', '.join(xs[:-1])} and {xs[-1]}"
+
+    parts = ([f"the categories of {names(cats)}"] if cats else []) + (
+        [f"the {'range' if len(ranges) == 1 else 'ranges'} of {names(ranges)}"] if ranges else [])
+    return " and ".join(parts) or "the columns' ranges and categories"
+
+
 Lead = list[tuple[str, str]]  # (label, plain-text sentences): one line each of the first paragraph
 
 
@@ -90,8 +112,8 @@ def shareable_lead(bundle, synthetic, *, inferred: bool = False) -> Lead:
              ("How private", epsilon_words(bundle.run.epsilon, private=bundle.private,
                                            seeded_noise=bundle.seeded_noise))]
     if bundle.private and inferred:
-        parts.append(("Caution", "the columns' ranges and categories were read from the real rows without that "
-                                 "protection."))
+        schema = getattr(synthetic, "schema", None)
+        parts.append(("Caution", f"{read_from_rows(schema)} were read from the real rows without that protection."))
     found = shared_score(bundle)
     target = getattr(getattr(synthetic, "schema", None), "target", None)
     parts.append(("How useful", shared_sentence(found[0], target) if found is not None else

@@ -281,3 +281,27 @@ def test_numbers_without_a_written_precision_show_three_digits_of_their_public_r
                           "fee": [3.5], "city": ["a"]})
     cells = re.findall(r"<td>([^<]*)</td>", rows_table(frame, schema=schema))
     assert cells == ["32", "23.5", "17280", "0.0123", "3.50", "a"]
+
+
+def test_the_release_names_what_was_read_from_the_rows_column_by_column(table_run):
+    """With DP bounds (the app's default) only the categories come from the rows: "ranges and
+    categories" overstated what ε leaves out. The words name each column, ranges only where read."""
+    from dpcore.data.schema import ColumnSpec, Schema
+    from dpcore.release_words import read_from_rows
+    from dpcore.report import load_bundle, run_report
+
+    dp_bounds = Schema([ColumnSpec("lvr", "numeric", 0.0, 1.0, origin="dp"),
+                        ColumnSpec("lender", "categorical", categories=["a", "b"], origin="data"),
+                        ColumnSpec("deny", "categorical", categories=["no", "yes"], origin="data")], target="deny")
+    assert read_from_rows(dp_bounds) == "the categories of lender and deny"
+    inferred = Schema([ColumnSpec("lvr", "numeric", 0.0, 1.0, origin="data"),
+                       ColumnSpec("age", "integer", 18, 80, origin="declared"),
+                       ColumnSpec("deny", "categorical", categories=["no", "yes"], origin="data")], target="deny")
+    assert read_from_rows(inferred) == "the categories of deny and the range of lvr"
+    assert read_from_rows(None) == "the columns' ranges and categories"
+
+    b = load_bundle(table_run.path, n_samples=10)
+    expected = read_from_rows(b.model.template.schema)
+    assert "approved" in expected  # the target's levels were read from the rows
+    _, badge = _badge(run_report(table_run.path, bundle=b))
+    assert expected in badge
