@@ -42,7 +42,7 @@ endif
 
 lint: install
 	$(PY) -m ruff check .
-	$(PY) -m mypy  # the privacy core's and the run store's types ([tool.mypy] in pyproject.toml)
+	$(PY) -m mypy  # the privacy core's, the run store's and the jobs' types ([tool.mypy] in pyproject.toml)
 
 # Two workers (TEST_WORKERS=1 for one): the browser, server and Ray tests spend most of their time
 # waiting on another process, so two share two cores well; the tests on one local Ray stay on one

@@ -263,7 +263,7 @@ if (pruned := st.session_state.pop("runs.pruned", None)) is not None:
 st.subheader("ε sweep", divider="gray")
 st.caption("Train one model at several budgets, one after another in the background, on the active "
            f"dataset (**{ui.data_label()}**), then read off the privacy–utility trade-off.")
-from dpcore.runs.sweep import sweepable_models  # noqa: E402
+from dpcore.jobs.sweep import sweepable_models  # noqa: E402
 
 private_models = sweepable_models()
 sweep = ui.sweep_state()
@@ -287,7 +287,8 @@ st.caption("Each run uses this model's settings from the **Train** page"
 if st.button("Start sweep", type="primary", icon=":material/play_arrow:", key="runs.sweep_start",
              disabled=sweep_busy or not grid):
     try:
-        from dpcore.runs import RunConfig, jobs
+        from dpcore.jobs import jobs
+        from dpcore.runs import RunConfig
 
         choice = ui.data_choice()
         data_cfg = {k: v for k, v in choice.items() if k in ui.data_config_fields()}

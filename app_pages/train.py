@@ -307,7 +307,7 @@ if start and config is not None and not busy and member is not None:
     else:
         st.rerun()
 elif start and config is not None and not busy:
-    from dpcore.runs import start_training
+    from dpcore.jobs import start_training
 
     handle = start_training(config, ui.runs_root())
     ui.set_live_run(ui.LiveRun(handle, config.to_dict()))

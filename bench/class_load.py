@@ -63,8 +63,8 @@ def run_load(students: int = 30, cpus: int = 2, base: Path | None = None, timeou
     training per student in the queue, pages rendered until every job ended; the numbers."""
     from dpcore.classroom.classfile import create_class, parse_class
     from dpcore.classroom.signin import new_session
-    from dpcore.runs import sweep_ray
-    from dpcore.runs.queue_ray import RayExecutor
+    from dpcore.jobs import sweep_ray
+    from dpcore.jobs.queue_ray import RayExecutor
     from dpcore.ui import class_queue
 
     base = Path(base or tempfile.mkdtemp(prefix="class-load-"))

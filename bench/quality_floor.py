@@ -19,7 +19,8 @@ import time
 def measure(name: str, data: dict, root: str) -> dict:
     from dpcore import report
     from dpcore.evaluate.checks import quality_floor
-    from dpcore.runs import RunConfig, train_run
+    from dpcore.jobs import train_run
+    from dpcore.runs import RunConfig
 
     t0 = time.time()
     run = train_run(RunConfig(model=name, params={}, data=dict(data)), root)

@@ -41,9 +41,9 @@ def measure_with(settings: dict | None, dataset: str | None, seed: int, root: st
 
 
 def measure(dataset: str | None, seed: int, root: str) -> dict:
+    from dpcore.jobs.jobs import JobHandle
     from dpcore.report import load_evaluation
     from dpcore.runs import RunConfig
-    from dpcore.runs.jobs import JobHandle
     from dpcore.ui.defaults import default_data_choice
     from dpcore.ui.story import ROLES, side_numbers, story_checks, story_configs
     from dpcore.ui.story_job import story_job

@@ -23,13 +23,13 @@ TINY = {"epochs": 1, "hidden": 16, "em_iters": 2, "pca_dim": 8, "batch_size": 10
 
 
 def spec(tiny: bool):
-    from dpcore.runs.sweep import SweepSpec
+    from dpcore.jobs.sweep import SweepSpec
 
     return SweepSpec(model="p3gm", grid=GRID, params=TINY if tiny else {}, seeds=2, name="bench")
 
 
 def timed_sweep(backend: str, root: Path, tiny: bool, workers: int) -> dict:
-    from dpcore.runs.sweep import run_sweep
+    from dpcore.jobs.sweep import run_sweep
 
     t0 = time.perf_counter()
     s = run_sweep(spec(tiny), root, backend=backend, num_cpus=workers)
@@ -44,7 +44,7 @@ def ray_overhead(workers: int, tasks: int = 48) -> dict:
     scheduling round trip of a no-op task on warm workers."""
     import ray
 
-    from dpcore.runs import sweep_ray
+    from dpcore.jobs import sweep_ray
 
     t0 = time.perf_counter()
     pool, note = sweep_ray.connect(num_cpus=workers)
@@ -55,7 +55,7 @@ def ray_overhead(workers: int, tasks: int = 48) -> dict:
     def first_import():
         import torch  # noqa: F401
 
-        import dpcore.runs.sweep  # noqa: F401 - what a worker imports before its first run
+        import dpcore.jobs.sweep  # noqa: F401 - what a worker imports before its first run
         return 0
 
     t0 = time.perf_counter()
@@ -83,7 +83,7 @@ def main() -> int:
     ap.add_argument("--tiny", action="store_true", help="tiny P3GM settings (a quick check)")
     ap.add_argument("--workers", type=int, default=2)
     args = ap.parse_args()
-    from dpcore.runs import sweep_ray
+    from dpcore.jobs import sweep_ray
 
     with tempfile.TemporaryDirectory() as tmp:
         local = timed_sweep("in-process", Path(tmp) / "in-process", args.tiny, args.workers)

@@ -122,8 +122,8 @@ def params(model: str, eps: float, seed: int, aim_time: float, quick: bool, over
     """The cell's config: ε, seed, AIM's max_time, `--set` overrides of the fields this model has."""
     from dataclasses import fields
 
+    from dpcore.jobs.sweep import coerce
     from dpcore.models import config_class
-    from dpcore.runs.sweep import coerce
 
     p = {"epsilon": eps, "seed": seed}
     names = {f.name for f in fields(config_class(model))}

@@ -1,6 +1,6 @@
 """dpcore: differentially private generative models, privacy accounting and evaluation.
 
-Layers (imports point down only): cli → runs → evaluate → models → privacy → data.
+Layers (imports point down only): cli → jobs → runs → evaluate → models → privacy → data.
 """
 import os as _os
 

@@ -5,7 +5,7 @@
     model = fit(df, model=rec.model, epsilon=1.0, target="y")  # model.epsilon, model.ledger
     rows = model.sample(1000).to_frame()                     # synthetic rows in df's columns
 
-Why one function: it takes the path a run takes (`dpcore.runs.runner.prepare`) — the table is
+Why one function: it takes the path a run takes (`dpcore.jobs.runner.prepare`) — the table is
 checked and encoded by `dataset_from_frame`, the model's `plan` checks every setting against the
 rows and resolves its `auto` fields before any work, a size-dependent one is left to the released
 noisy count ñ — so a script, a notebook, the CLI and the app train the same model for the same
@@ -70,7 +70,7 @@ def recommend(data, schema=None, time_budget: float | None = None):
 
 
 def unfitted_model(cls, values: dict, train):
-    """`cls` with the config a run of these settings on `train` gets (`runs.runner.prepare`): the
+    """`cls` with the config a run of these settings on `train` gets (`jobs.runner.prepare`): the
     plan's checks and resolved `auto` fields, a size-dependent one left `auto` for `fit` to resolve
     from the released noisy count ñ, never from the exact n."""
     from dpcore.models.params import config_from_dict

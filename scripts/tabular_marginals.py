@@ -32,8 +32,8 @@ def main() -> None:
     from dpcore.data import load_split
     from dpcore.data.split import train_test_split
     from dpcore.evaluate.scoring import score_marginals, score_utility
+    from dpcore.jobs.sweep import coerce
     from dpcore.models import get_model
-    from dpcore.runs.sweep import coerce
 
     if args.data:
         from dpcore.data.csv import read_csv

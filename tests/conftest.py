@@ -73,7 +73,7 @@ def local_ray():
     test finds it running and uses it (`sweep_ray.connect`), as a class server's queue or a sweep
     finds a Ray started earlier in the same process."""
     pytest.importorskip("ray", reason="Ray is not installed")
-    from dpcore.runs import sweep_ray
+    from dpcore.jobs import sweep_ray
 
     pool, why = sweep_ray.connect(num_cpus=2)
     if pool is None:

@@ -1,5 +1,5 @@
 """dpcore.fit: a DataFrame in, a fitted model with its ε and ledger, synthetic rows out — and the
-same model a run of the same settings trains (the CLI and the app go through `runs.runner.prepare`)."""
+same model a run of the same settings trains (the CLI and the app go through `jobs.runner.prepare`)."""
 import numpy as np
 import pandas as pd
 import pytest
@@ -43,8 +43,8 @@ def test_a_non_private_model_has_infinite_epsilon(frame):
 def test_same_model_as_a_run_of_the_same_settings():
     """The config `fit` trains is the one `prepare` (the CLI's and the app's path) gives a run."""
     from dpcore.api import unfitted_model
+    from dpcore.jobs.runner import prepare
     from dpcore.runs import RunConfig
-    from dpcore.runs.runner import prepare
 
     params = {"epsilon": 2.0, "epochs": 1, "hidden": 16}
     cfg, run_model, train, _ = prepare(RunConfig(model="p3gm", params=params,

@@ -51,8 +51,8 @@ def cmd_serve(args) -> int:
     from pathlib import Path
 
     from dpcore.classroom import load_class_file
+    from dpcore.jobs.class_server import supervise
     from dpcore.limits import check_name
-    from dpcore.runs.class_server import supervise
 
     path = Path(check_name(args.file, "--file"))
     load_class_file(path)  # a broken class file stops here, before anything starts
@@ -64,7 +64,7 @@ def cmd_queue_service(args) -> int:
     import os
     import sys
 
-    from dpcore.runs.queue_service import EXIT_RAY_LOST, serve
+    from dpcore.jobs.queue_service import EXIT_RAY_LOST, serve
 
     code = serve(_runs_root(args.runs), address=args.ray_address, num_cpus=args.cpus)
     if code == EXIT_RAY_LOST:  # a dead Ray's exit hooks can hang: leave at once

@@ -72,8 +72,8 @@ def build_spec(args):
     from pathlib import Path
 
     from dpcore.errors import InvalidParameter
+    from dpcore.jobs.sweep import SweepSpec, load_toml, parse_grid
     from dpcore.limits import check_name, check_params, check_seed, check_sweep_size
-    from dpcore.runs.sweep import SweepSpec, load_toml, parse_grid
 
     doc = load_toml(args.file) if args.file else {}
     model = args.model or doc.get("model")
@@ -135,7 +135,7 @@ def cmd_sweep(args) -> int:
     from dpcore.cli import print_json
     from dpcore.cli.train import _stop_on_signals
     from dpcore.errors import InvalidParameter
-    from dpcore.runs.sweep import best_on_private_data, run_sweep
+    from dpcore.jobs.sweep import best_on_private_data, run_sweep
 
     spec = build_spec(args)
     if args.num_cpus is not None and args.num_cpus < 1:
@@ -146,13 +146,13 @@ def cmd_sweep(args) -> int:
     with _stop_on_signals(stop):
         try:
             if args.select:
-                from dpcore.runs.selection import select_private
+                from dpcore.jobs.selection import select_private
 
                 dist = _SELECT[args.select]
                 sel = select_private(spec, root, distribution=dist, eta=args.eta, mean_trials=args.mean_trials,
                                      mu=args.mu, metric=args.metric, backend=args.backend,
                                      address=args.address, num_cpus=args.num_cpus, stop=stop, progress=update)
-                from dpcore.runs.sweep import load_summary
+                from dpcore.jobs.sweep import load_summary
 
                 summary = load_summary(root, spec.name)
             else:

@@ -165,7 +165,7 @@ def _progress(args):
 
 def cmd_train(args) -> int:
     from dpcore.errors import InvalidParameter
-    from dpcore.runs import train_run
+    from dpcore.jobs import train_run
 
     if (args.dataset is None) == (args.data is None):
         raise InvalidParameter("give exactly one of --dataset NAME or --data FILE.csv")

@@ -3,7 +3,7 @@ heatmap of utility over two parameters at a fixed ε.
 
 Both read the sweep summary's rows ({"params", "epsilon", "utility", "tvd_2way", "mia_auc"}).
 Every point is a run chosen on nothing: the figures show all runs; a "best" read off them is a
-choice on private data (not covered by ε; see dpcore.runs.selection for a covered one).
+choice on private data (not covered by ε; see dpcore.jobs.selection for a covered one).
 """
 from __future__ import annotations
 

@@ -156,7 +156,7 @@ class BaseSynthesizer:
     config_class: type = ModelConfig
     legacy_defaults: dict = {}  # fields added later → the value models saved before them used
     # what a sweep varies by default (field → values, in order); the Runs page's ε sweep and grid
-    # sweep offer a model whose config has these fields, and never an ε = ∞ one (dpcore.runs.sweep)
+    # sweep offer a model whose config has these fields, and never an ε = ∞ one (dpcore.jobs.sweep)
     sweep_axes: dict = {"epsilon": (0.5, 1.0, 2.0, 4.0)}
 
     def __init__(self, config=None, **overrides):

@@ -38,7 +38,7 @@ def class_queue(executor=None):
     """The queue over base_root() as this server sees it: a client that writes requests and reads
     the files (the training service dispatches). `executor` is for tests and the load benchmark:
     a queue that dispatches itself (its tests tick it)."""
-    from dpcore.runs.queue import Queue
+    from dpcore.jobs.queue import Queue
 
     key = str(base_root().resolve())
     with _LOCK:
@@ -63,7 +63,7 @@ def forget_queues() -> None:
 
 def service_notice() -> None:
     """One line when the training service is not dispatching: restarting, never started, or refused."""
-    from dpcore.runs.queue_files import service_status
+    from dpcore.jobs.queue_files import service_status
 
     q = class_queue()
     if getattr(q, "dispatching", False):

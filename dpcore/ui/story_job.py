@@ -1,5 +1,5 @@
 """The Story's one job: train the pair and score each side (utility, the attack ladder, the canary
-audit), saving the numbers with the runs — a `dpcore.runs.jobs` job like any training or sweep.
+audit), saving the numbers with the runs — a `dpcore.jobs.jobs` job like any training or sweep.
 
 Why one job per process: the app starts it on its first start, so a presenter who opens the Story
 page finds it done or running; a click or a new tab joins the running job (the jobs' one rule: the
@@ -31,7 +31,7 @@ def _score(run, say, role: str, key: str) -> None:
 def pair_trainings(pair: list, key: str | None = None) -> list:
     """The pair as two Trainings, each scored after it trains (utility, attacks, canary audit):
     the single-user job's and the class queue's worker's (a queued Story is audited too)."""
-    from dpcore.runs.job import Training
+    from dpcore.jobs.job import Training
 
     key = key or story_key(pair)
     return [Training(cfg, label=f"{SIDE[role]} ({MODEL_NAMES[role]})", weight=SIDE_SHARE[role],
@@ -43,7 +43,7 @@ def story_job(configs: list | None, root, choice: dict | None = None):
     """The Story as a job. `configs`: the pair; or None and `choice` (a data choice): the job loads
     the data and builds the pair itself (the app's first start, which must not wait for the data),
     and trains nothing when that pair is saved already. Its summary: {"key", "pair"}."""
-    from dpcore.runs.jobs import Job
+    from dpcore.jobs.jobs import Job
 
     found: dict = {}
 
@@ -66,14 +66,14 @@ _AUTOSTARTED = False
 
 def current_job():
     """The Story job of this process (running or finished), if any."""
-    from dpcore.runs import jobs
+    from dpcore.jobs import jobs
 
     return jobs.current(KEY)
 
 
 def start_story(configs: list | None, root, choice: dict | None = None):
     """Start the Story job, or join the one already running (one at a time per process)."""
-    from dpcore.runs import jobs
+    from dpcore.jobs import jobs
 
     return jobs.start(story_job(configs, root, choice))
 

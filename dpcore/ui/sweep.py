@@ -1,7 +1,7 @@
 """The Runs page's grid-sweep panel: start a sweep (grid text, seeds, backend), follow its
 progress, stop it, and draw a finished sweep's Pareto front and heatmap.
 
-Why a job (`dpcore.runs.sweep.sweep_job`, started by `dpcore.runs.jobs.start`): the page must stay
+Why a job (`dpcore.jobs.sweep.sweep_job`, started by `dpcore.jobs.jobs.start`): the page must stay
 responsive while the runs train (in-process or on Ray); it polls the job's handle like any other.
 Which models it offers and the grid it starts from are the models' own (`sweepable_models`,
 `default_grid_text`), as for the ε sweep above it.
@@ -20,15 +20,15 @@ _POLL = 1.0
 
 def parse_grid_text(text: str) -> dict:
     """One axis per line (or ';'): "epsilon=0.5,1,2,4" → {"epsilon": ["0.5", …]}."""
-    from dpcore.runs.sweep import parse_grid
+    from dpcore.jobs.sweep import parse_grid
 
     return parse_grid([line for line in text.replace(";", "\n").splitlines() if line.strip()])
 
 
 def start_sweep(model: str, grid_text: str, seeds: int, backend: str, data: dict, params: dict):
     """Validate everything (one-line DPCoreError) and start the sweep's job in the background."""
-    from dpcore.runs import jobs
-    from dpcore.runs.sweep import SweepSpec, sweep_job
+    from dpcore.jobs import jobs
+    from dpcore.jobs.sweep import SweepSpec, sweep_job
 
     spec = SweepSpec(model=model, grid=parse_grid_text(grid_text), data=data, params=params, seeds=int(seeds))
     handle = jobs.start(sweep_job(spec, runs_root(), backend=backend))  # checks every point first
@@ -37,7 +37,7 @@ def start_sweep(model: str, grid_text: str, seeds: int, backend: str, data: dict
 
 
 def handle():
-    """This session's grid sweep (a `dpcore.runs.jobs.JobHandle`), if one was started."""
+    """This session's grid sweep (a `dpcore.jobs.jobs.JobHandle`), if one was started."""
     return st.session_state.get(_KEY)
 
 
@@ -57,7 +57,7 @@ def sweep_panel() -> None:
                "skips finished runs); in-process or one run per Ray worker.")
     h = handle()
     busy = h is not None and h.is_alive()
-    from dpcore.runs.sweep import default_grid_text, sweepable_models
+    from dpcore.jobs.sweep import default_grid_text, sweepable_models
 
     models = sweepable_models()
     c1, c2, c3 = st.columns([1, 1, 1])
@@ -100,7 +100,7 @@ def _live() -> None:
 
 def _views() -> None:
     from dpcore.figures.sweeps import METRICS, heatmap_figure, pareto_figure
-    from dpcore.runs.sweep import best_on_private_data, list_sweeps, load_summary
+    from dpcore.jobs.sweep import best_on_private_data, list_sweeps, load_summary
 
     names = list_sweeps(runs_root())
     if not names:

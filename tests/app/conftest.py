@@ -54,7 +54,7 @@ def no_local_ray_from_pages(monkeypatch):
     first use, and a driver whose local Ray goes away exits the whole process): the executor says so
     in one line. Tests of the queue pass their own executor; tests/runs and the load bench use Ray."""
     from dpcore.errors import DPCoreError
-    from dpcore.runs import queue_ray
+    from dpcore.jobs import queue_ray
 
     def refuse(*args, **kwargs):
         raise DPCoreError("page tests do not start Ray: pass an executor to class_queue()")

@@ -252,7 +252,8 @@ INJECTED = f"""() => [...document.querySelectorAll(
 def test_markup_from_data_is_never_rendered(server, tmp_path):
     """Column names and category values that are Markdown/HTML: shown as text on the Data page and in
     the Compare page's plots, and the browser never requests the payload URL."""
-    from dpcore.runs import RunConfig, train_run
+    from dpcore.jobs import train_run
+    from dpcore.runs import RunConfig
 
     url, runs = server
     rows = "".join(f"{i % 9},{[CATEGORY, STYLED, 'x'][i % 3]},{i % 2}\n" for i in range(300))
@@ -291,7 +292,7 @@ def test_markup_from_data_is_never_rendered(server, tmp_path):
 def test_runs_page_shows_a_finished_sweep(server, shots):
     """A real (tiny) grid sweep, then the Runs page in the browser: the Pareto front and the
     encoder share × PCA dimension heatmap are drawn, without an exception box."""
-    from dpcore.runs.sweep import SweepSpec, run_sweep
+    from dpcore.jobs.sweep import SweepSpec, run_sweep
 
     url, runs = server
     spec = SweepSpec(model="p3gm", grid={"epsilon": [2.0], "encoder_share": [0.2, 0.4], "pca_dim": [4, 8]},
@@ -317,7 +318,8 @@ def test_compare_on_a_table_shows_quality_and_point_masses(server, shots):
     both 2-way heatmaps on one colour scale, each with its colour bar (screenshot compare_table.png)."""
     import numpy as np
 
-    from dpcore.runs import RunConfig, train_run
+    from dpcore.jobs import train_run
+    from dpcore.runs import RunConfig
 
     url, runs = server
     rng = np.random.default_rng(0)

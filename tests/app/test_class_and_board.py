@@ -62,7 +62,8 @@ def test_privacy_utility_curve_with_an_unscored_run_and_infinite_epsilon():
 def test_runs_page_with_unscored_and_infinite_runs_shows_no_none_nan_or_infinity(runs_dir):
     from streamlit.testing.v1 import AppTest
 
-    from dpcore.runs import RunConfig, train_run
+    from dpcore.jobs import train_run
+    from dpcore.runs import RunConfig
 
     data = {"dataset": "digits", "test_size": 0.2}
     scored = train_run(RunConfig(model="pgm", params=TINY, data=data), runs_dir)

@@ -27,7 +27,8 @@ CSV = b"a,b,y\n" + b"".join(f"{i},{i % 3},{i % 2}\n".encode() for i in range(40)
 def klass(runs_dir, tmp_path_factory):
     from dpcore.classroom import Member, workspace_root
     from dpcore.classroom.classfile import create_class, parse_class
-    from dpcore.runs import RunConfig, rename_run, train_run
+    from dpcore.jobs import train_run
+    from dpcore.runs import RunConfig, rename_run
     from dpcore.runs.tables import remember_table
     from dpcore.runs.uploads import store_upload
 

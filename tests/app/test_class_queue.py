@@ -116,7 +116,7 @@ def test_class_mode_without_ray_says_so_in_one_line(monkeypatch):
     from dpcore.errors import DPCoreError
 
     monkeypatch.undo()  # the real executor (conftest stands one in for page tests)
-    from dpcore.runs.queue_ray import RayExecutor
+    from dpcore.jobs.queue_ray import RayExecutor
 
     monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` fails as when it is not installed
     with pytest.raises(DPCoreError, match="not installed") as exc:
@@ -127,7 +127,7 @@ def test_class_mode_without_ray_says_so_in_one_line(monkeypatch):
 def test_the_web_server_never_starts_ray_it_only_reads_and_writes_the_queue_files(runs_dir, monkeypatch):
     """Class mode's pages hold a client over the queue's files: no executor, no Ray in the web
     process (Ray dying took the whole server down when it ran inside it)."""
-    from dpcore.runs import queue_ray
+    from dpcore.jobs import queue_ray
     from dpcore.ui import class_queue
 
     tries = []
@@ -143,8 +143,8 @@ def test_the_web_server_never_starts_ray_it_only_reads_and_writes_the_queue_file
 def test_the_queue_page_shows_live_counts_in_queue_order_results_and_the_services_state(classroom, tmp_path,
                                                                                         monkeypatch):
     """The real set-up: the pages' client and a training service apart (here ticked by the test)."""
-    from dpcore.runs.queue import Queue
-    from dpcore.runs.queue_files import write_heartbeat
+    from dpcore.jobs.queue import Queue
+    from dpcore.jobs.queue_files import write_heartbeat
     from dpcore.ui import class_queue
 
     who, _, _ = classroom

@@ -15,7 +15,8 @@ TINY = {"epochs": 2, "hidden": 32, "warmup_steps": 10, "pca_dim": 3, "batch_size
 @pytest.fixture(scope="module")
 def table_runs(runs_dir, tmp_path_factory):
     """A P3GM (ε = 1) and a PGM run on a 400-row CSV whose income is exactly 0 in 40 % of rows."""
-    from dpcore.runs import RunConfig, train_run
+    from dpcore.jobs import train_run
+    from dpcore.runs import RunConfig
 
     rng = np.random.default_rng(0)
     n = 400

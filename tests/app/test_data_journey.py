@@ -113,9 +113,10 @@ def arrow_log():
 
 
 def test_a_fresh_upload_estimates_its_bounds_with_dp_and_the_run_counts_them(runs_dir, arrow_log):
+    from dpcore.jobs import train_run
     from dpcore.privacy import accountant as acc
     from dpcore.privacy.ledger import PrivacyLedger
-    from dpcore.runs import RunConfig, train_run
+    from dpcore.runs import RunConfig
 
     at = _app(dataset="digits")
     _upload(at, "patients.csv", _csv())

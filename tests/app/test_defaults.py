@@ -98,7 +98,8 @@ def test_run_name_stays_valid_and_bounded():
 
 
 def test_settings_label_is_the_same_short_form_in_the_runs_table_and_compare(runs_dir):
-    from dpcore.runs import RunConfig, train_run
+    from dpcore.jobs import train_run
+    from dpcore.runs import RunConfig
     from dpcore.ui.tables import runs_table, settings_label
 
     file = {"csv": "rows.csv"}  # a file's defaults are the declared constants (its size is private)

@@ -1,7 +1,7 @@
 """Every workbench page under Streamlit's AppTest: fresh session, with finished runs, and the live run.
 
 Runs are stored in a temporary DPCORE_RUNS_DIR; the finished runs are made with
-`dpcore.runs.train_run` on digits with tiny settings. Plotly figures are read from the element's
+`dpcore.jobs.train_run` on digits with tiny settings. Plotly figures are read from the element's
 proto `spec` (the figure JSON).
 """
 from __future__ import annotations
@@ -25,7 +25,8 @@ TINY = {"epochs": 1, "hidden": 32, "warmup_steps": 10, "pca_dim": 10, "batch_siz
 @pytest.fixture(scope="module")
 def finished(runs_dir):
     """A private P3GM run and a non-private PGM run, both tiny, on digits."""
-    from dpcore.runs import RunConfig, train_run
+    from dpcore.jobs import train_run
+    from dpcore.runs import RunConfig
 
     data = {"dataset": "digits", "test_size": 0.2}
     p3gm = train_run(RunConfig(model="p3gm", params={**TINY, "epsilon": 2.0}, data={**data, "outlier": True}),
@@ -370,7 +371,8 @@ def test_privacy_page_compares_only_runs_on_the_same_dataset_and_zooms_into_low_
 def test_privacy_page_lvae_releases_have_infinite_epsilon(runs_dir):
     """L-VAE's decoder is trained without DP: the page must show ε = ∞, the certificate only as a
     property of exact posterior re-sampling (which the app does not offer)."""
-    from dpcore.runs import RunConfig, train_run
+    from dpcore.jobs import train_run
+    from dpcore.runs import RunConfig
 
     run = train_run(RunConfig(model="lvae", params={"epochs": 1, "hidden": 16, "batch_size": 256},
                               data={"dataset": "digits", "test_size": 0.2}), runs_dir)
@@ -385,7 +387,8 @@ def test_privacy_page_lvae_releases_have_infinite_epsilon(runs_dir):
 
 
 def test_runs_page_manage_and_report(finished, runs_dir):
-    from dpcore.runs import RunConfig, train_run
+    from dpcore.jobs import train_run
+    from dpcore.runs import RunConfig
 
     extra = train_run(RunConfig(model="pgm", params={**TINY, "seed": 3},
                                 data={"dataset": "digits", "test_size": 0.2}), runs_dir)
@@ -469,9 +472,10 @@ def test_runs_page_sweep(finished, runs_dir):
 def test_seeded_noise_run_is_labelled_not_private_everywhere(runs_dir):
     """reproducible_noise (debugging): the Privacy page, the Runs table and both reports say the
     run is not private and cover nothing, whatever its ε (issue "Privacy truth")."""
+    from dpcore.jobs import train_run
     from dpcore.privacy.coverage import NOT_PRIVATE
     from dpcore.report import load_bundle, run_report
-    from dpcore.runs import RunConfig, train_run
+    from dpcore.runs import RunConfig
 
     run = train_run(RunConfig(model="p3gm", params={**TINY, "epsilon": 2.0, "reproducible_noise": True},
                               data={"dataset": "digits", "test_size": 0.2}), runs_dir)

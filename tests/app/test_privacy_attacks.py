@@ -10,7 +10,8 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_privacy_page_shows_the_ladder(tmp_path, monkeypatch):
     from streamlit.testing.v1 import AppTest
 
-    from dpcore.runs import RunConfig, train_run
+    from dpcore.jobs import train_run
+    from dpcore.runs import RunConfig
 
     monkeypatch.setenv("DPCORE_RUNS_DIR", str(tmp_path))
     monkeypatch.setenv("DPCORE_UI_RAISE", "1")

@@ -16,7 +16,8 @@ APP = str(ROOT / "app.py")
 
 @pytest.fixture(scope="module")
 def runs(runs_dir, make_people_csv):
-    from dpcore.runs import RunConfig, train_run
+    from dpcore.jobs import train_run
+    from dpcore.runs import RunConfig
 
     csv = make_people_csv(runs_dir.parent / "people.csv", 400)
     covered = {"csv": str(csv), "target": "y", "bounds": {"age": [0, 120]}, "test_size": 0.3,

@@ -88,8 +88,8 @@ def test_attack_legend_names_side_attack_and_auc_in_under_40_characters():
 def digits_story(tmp_path_factory):
     """The Story job on digits (the default where Fashion-MNIST is not installed, as in CI):
     P3GM at ε = 10 and PGM, 10 epochs each, scored and audited (~15 s of CPU)."""
+    from dpcore.jobs import jobs
     from dpcore.report import load_evaluation
-    from dpcore.runs import jobs
     from dpcore.ui.defaults import default_data_choice
     from dpcore.ui.story_job import pair_for, story_job
 
@@ -168,7 +168,7 @@ def test_story_job_reports_progress_with_time_left_and_is_reused(digits_story, t
 
 
 def test_one_story_job_at_a_time(monkeypatch, tmp_path):
-    from dpcore.runs import jobs
+    from dpcore.jobs import jobs
     from dpcore.ui import story_job
 
     started = []
@@ -198,7 +198,8 @@ def test_story_page_trains_the_pair_in_one_job_and_shows_it(runs_dir, monkeypatc
     from streamlit.testing.v1 import AppTest
 
     from dpcore.figures.attacks import LEGEND_CHARS
-    from dpcore.runs import RunConfig, jobs
+    from dpcore.jobs import jobs
+    from dpcore.runs import RunConfig
     from dpcore.ui import story_job
 
     tiny = {"epochs": 1, "hidden": 32, "warmup_steps": 10, "pca_dim": 10, "batch_size": 200, "seed": 0}

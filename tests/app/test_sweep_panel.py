@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def finished_sweep(root: Path) -> dict:
     """A finished sweep's summary: ε × encoder share × PCA dimension × 2 seeds (scores made up:
     the views read only the summary)."""
-    from dpcore.runs.sweep import SweepSpec, point_name, save_summary
+    from dpcore.jobs.sweep import SweepSpec, point_name, save_summary
 
     spec = SweepSpec(model="p3gm", grid={"epsilon": [1.0, 4.0], "encoder_share": [0.1, 0.3],
                                          "pca_dim": [8, 16]}, seeds=2, name="view")
@@ -59,7 +59,7 @@ def test_both_sweeps_offer_the_same_models_and_a_grid_from_each_models_declarati
     from streamlit.testing.v1 import AppTest
 
     from dpcore import ui
-    from dpcore.runs.sweep import sweep_axes, sweepable_models
+    from dpcore.jobs.sweep import sweep_axes, sweepable_models
 
     monkeypatch.setenv("DPCORE_RUNS_DIR", str(tmp_path))
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()

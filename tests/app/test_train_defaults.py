@@ -20,7 +20,7 @@ TEST_SIZE = 0.2  # the app's data choice (dpcore.ui.defaults.default_data_choice
 def _cli_config(model: str, dataset: str):
     from dpcore.cli import build_parser
     from dpcore.cli.train import train_config
-    from dpcore.runs import prepare
+    from dpcore.jobs import prepare
 
     args = build_parser().parse_args(["train", "--model", model, "--dataset", dataset,
                                       "--test-size", str(TEST_SIZE)])
@@ -31,7 +31,8 @@ def _page_configs(dataset: str, models: list[str]) -> dict:
     """{model: the prepared RunConfig the Train page would start}, each model picked in turn."""
     from streamlit.testing.v1 import AppTest
 
-    from dpcore.runs import RunConfig, prepare
+    from dpcore.jobs import prepare
+    from dpcore.runs import RunConfig
 
     at = AppTest.from_file(APP, default_timeout=120)
     at.query_params["dataset"] = dataset

@@ -64,7 +64,8 @@ def test_a_saved_schema_keeps_the_format_and_refuses_a_format_off_the_allow_list
 def test_every_model_kind_learns_dates_and_writes_them_back(model, params, tmp_path):
     """A marginal model and a neural one, through the runner: the exported rows' dates parse in the
     file's format and lie within the column's bounds."""
-    from dpcore.runs import RunConfig, train_run
+    from dpcore.jobs import train_run
+    from dpcore.runs import RunConfig
     from dpcore.runs.export import csv_bytes
 
     path = tmp_path / "patients.csv"

@@ -81,7 +81,8 @@ def test_a_declared_format_is_checked_against_the_allow_list(formats, message):
 def test_neighbouring_runs_publish_the_declared_format(tmp_path):
     """Through the run path (config.json's data.date_formats): model.json's date_format is the same
     for D and D + 1, and a config.json saved before the field still loads."""
-    from dpcore.runs import RunConfig, train_run
+    from dpcore.jobs import train_run
+    from dpcore.runs import RunConfig
 
     d, d1 = _pair(tmp_path)
     saved = []

@@ -122,7 +122,8 @@ def test_a_run_trains_and_rereads_the_same_split_of_a_file_given_by_path(tmp_pat
     """A table given by path is copied to ROOT/_uploads before anything reads it, so its split key
     lives beside the copy the run re-reads: the training rows the run saw are the ones evaluation
     and the attacks later treat as members (a key beside the original gave another test set)."""
-    from dpcore.runs import Run, RunConfig, train_run
+    from dpcore.jobs import train_run
+    from dpcore.runs import Run, RunConfig
 
     d = _write(tmp_path / "d.csv", _rows(400))
     cfg = RunConfig("dp-vae", {"hidden": 8, "epochs": 1},

@@ -9,7 +9,8 @@ import pytest
 def run(tmp_path_factory):
     import torch
 
-    from dpcore.runs import RunConfig, train_run
+    from dpcore.jobs import train_run
+    from dpcore.runs import RunConfig
 
     torch.set_num_threads(2)
     params = {"epochs": 1, "hidden": 32, "warmup_steps": 10, "pca_dim": 10, "batch_size": 200, "epsilon": 2.0}
@@ -80,7 +81,8 @@ def table_run(tmp_path_factory):
     import numpy as np
     import torch
 
-    from dpcore.runs import RunConfig, train_run
+    from dpcore.jobs import train_run
+    from dpcore.runs import RunConfig
 
     torch.set_num_threads(2)
     root = tmp_path_factory.mktemp("table")
@@ -209,7 +211,8 @@ def uncovered_runs(tmp_path_factory):
     """A private run trained with seeded noise (a debugging mode) and a VAE (ε = ∞)."""
     import torch
 
-    from dpcore.runs import RunConfig, train_run
+    from dpcore.jobs import train_run
+    from dpcore.runs import RunConfig
 
     torch.set_num_threads(2)
     root = tmp_path_factory.mktemp("uncovered")

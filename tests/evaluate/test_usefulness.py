@@ -16,8 +16,9 @@ JARGON = ("ledger", "neighbouring", "keyed hash", "accountant")
 @pytest.fixture(scope="module")
 def scored(tmp_path_factory, make_people_csv):
     """A small MST run on a keyed file split, with a released usefulness score."""
+    from dpcore.jobs import train_run
     from dpcore.report import load_bundle
-    from dpcore.runs import RunConfig, train_run
+    from dpcore.runs import RunConfig
     from dpcore.runs.released_score import default_score_epsilon, release_score
 
     root = tmp_path_factory.mktemp("useful")

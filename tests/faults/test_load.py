@@ -12,7 +12,8 @@ SESSIONS = 8
 def test_eight_sessions_and_two_trainings(tmp_path, monkeypatch):
     from streamlit.testing.v1 import AppTest
 
-    from dpcore.runs import RunConfig, list_runs, train_run
+    from dpcore.jobs import train_run
+    from dpcore.runs import RunConfig, list_runs
 
     monkeypatch.setenv("DPCORE_RUNS_DIR", str(tmp_path))
     monkeypatch.setenv("DPCORE_UI_RAISE", "1")

@@ -11,7 +11,8 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_runs_page_survives_bad_runs_and_prunes(tmp_path, monkeypatch):
     from streamlit.testing.v1 import AppTest
 
-    from dpcore.runs import RunConfig, train_run
+    from dpcore.jobs import train_run
+    from dpcore.runs import RunConfig
 
     monkeypatch.setenv("DPCORE_RUNS_DIR", str(tmp_path))
     monkeypatch.setenv("DPCORE_UI_RAISE", "1")

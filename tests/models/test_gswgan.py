@@ -248,7 +248,8 @@ def test_the_training_log_does_not_depend_on_the_row_count(digits):
 def test_a_runs_drawn_sample_does_not_count_its_rows(tmp_path):
     """GS-WGAN releases no ñ, so the rows a run draws for scoring and download (covered by ε) were
     its exact training n; now a constant for neighbouring sizes."""
-    from dpcore.runs import RunConfig, train_run
+    from dpcore.jobs import train_run
+    from dpcore.runs import RunConfig
     from dpcore.runs.evaluation import MAX_SYNTHETIC, load_bundle
 
     drawn = []

@@ -63,7 +63,7 @@ def _cli(name, value, capsys):
 
 
 def _sweep(name, value):
-    from dpcore.runs.sweep import SweepSpec
+    from dpcore.jobs.sweep import SweepSpec
 
     try:
         return SweepSpec(model=MODEL, grid={name: [value]}, data={"dataset": "digits"}).grid[name][0]

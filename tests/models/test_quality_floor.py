@@ -45,7 +45,8 @@ def _cases():
 
 
 def floor_problems(name: str, data: dict, params: dict, root) -> list[str]:
-    from dpcore.runs import RunConfig, train_run
+    from dpcore.jobs import train_run
+    from dpcore.runs import RunConfig
 
     run = train_run(RunConfig(model=name, params={**DURATION.get(name, {}), **params}, data=dict(data)), root)
     bundle = report.load_bundle(run.path)

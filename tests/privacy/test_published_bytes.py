@@ -161,8 +161,8 @@ def test_a_neural_model_on_the_cli_defaults_publishes_the_same_for_neighbours(ru
 
 
 def test_a_selections_released_run_publishes_the_same_for_neighbours(tables, pinned):
-    from dpcore.runs import selection
-    from dpcore.runs.sweep import SweepSpec
+    from dpcore.jobs import selection
+    from dpcore.jobs.sweep import SweepSpec
 
     tmp, stored, _ = tables
     released = []

@@ -57,8 +57,8 @@ def _new_service_lines(runs: Path) -> str:
 def test_the_web_server_outlives_a_killed_ray_and_the_job_still_ends_done(tmp_path):
     pytest.importorskip("ray")
     from dpcore.classroom.classfile import create_class
-    from dpcore.runs.queue import Queue
-    from dpcore.runs.queue_files import service_status
+    from dpcore.jobs.queue import Queue
+    from dpcore.jobs.queue_files import service_status
 
     doc, _ = create_class("e2e", 1, kdf={"name": "scrypt", "n": 2**10, "r": 8, "p": 1})
     (tmp_path / "class.json").write_text(json.dumps(doc))

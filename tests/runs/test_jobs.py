@@ -9,9 +9,10 @@ import time
 
 import pytest
 
-from dpcore.runs import RunConfig, jobs
-from dpcore.runs.jobs import JobHandle
-from dpcore.runs.sweep import SweepSpec, sweep_axes, sweep_job, sweepable_models
+from dpcore.jobs import jobs
+from dpcore.jobs.jobs import JobHandle
+from dpcore.jobs.sweep import SweepSpec, sweep_axes, sweep_job, sweepable_models
+from dpcore.runs import RunConfig
 
 DATA = {"dataset": "digits", "split_seed": 0}
 TINY = {"latent_dim": 4, "hidden": 16, "epochs": 1, "batch_size": 100}
@@ -133,12 +134,12 @@ def _imports(module: str) -> set[str]:
 
 def test_jobs_and_sweeps_import_nothing_above_them():
     """No cycle sweep ↔ sweep_ray, none sweep → report → runs: the run layer reaches only down."""
-    layer = ("dpcore.runs.job", "dpcore.runs.jobs", "dpcore.runs.sweep", "dpcore.runs.sweep_ray",
-             "dpcore.runs.selection", "dpcore.runs.evaluation", "dpcore.runs.runner")
+    layer = ("dpcore.jobs.job", "dpcore.jobs.jobs", "dpcore.jobs.sweep", "dpcore.jobs.sweep_ray",
+             "dpcore.jobs.selection", "dpcore.runs.evaluation", "dpcore.jobs.runner")
     for module in layer:
         above = {m for m in _imports(module) if m.startswith(("dpcore.report", "dpcore.ui", "dpcore.cli"))}
         assert not above, (module, above)
-    assert not {m for m in _imports("dpcore.runs.sweep_ray") if m.startswith("dpcore.runs")}
-    for module in ("dpcore.runs.job", "dpcore.runs.jobs"):
-        assert not {m for m in _imports(module) if m.startswith(("dpcore.runs.sweep", "dpcore.runs.selection"))
-                    and not m.startswith("dpcore.runs.sweep_ray")}
+    assert not {m for m in _imports("dpcore.jobs.sweep_ray") if m.startswith("dpcore.runs")}
+    for module in ("dpcore.jobs.job", "dpcore.jobs.jobs"):
+        assert not {m for m in _imports(module) if m.startswith(("dpcore.jobs.sweep", "dpcore.jobs.selection"))
+                    and not m.startswith("dpcore.jobs.sweep_ray")}

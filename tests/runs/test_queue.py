@@ -12,9 +12,9 @@ import pytest
 from queue_kit import ManualExecutor
 
 from dpcore.errors import DPCoreError
+from dpcore.jobs.queue import Queue, QueueError
+from dpcore.jobs.queue_worker import progress_path, run_queued
 from dpcore.runs import Run
-from dpcore.runs.queue import Queue, QueueError
-from dpcore.runs.queue_worker import progress_path, run_queued
 
 DATA = {"dataset": "digits", "split_seed": 0}
 TINY = {"latent_dim": 4, "hidden": 16, "epochs": 1, "batch_size": 100, "epsilon": 2.0}
@@ -187,8 +187,8 @@ def test_the_web_servers_client_submits_reads_live_state_and_asks_to_cancel(tmp_
 
 
 def test_the_heartbeat_tells_up_down_and_refused(tmp_path, monkeypatch):
-    from dpcore.runs import queue_files
-    from dpcore.runs.queue_files import service_status, write_heartbeat
+    from dpcore.jobs import queue_files
+    from dpcore.jobs.queue_files import service_status, write_heartbeat
 
     assert service_status(tmp_path) == queue_files.ServiceStatus(up=False)  # never started
     q = Queue(tmp_path, ManualExecutor(slots=3))
@@ -256,7 +256,7 @@ def test_time_left_from_finished_jobs_before_start(tmp_path):
 
 
 def test_one_job_really_runs_on_local_ray(local_ray, tmp_path):
-    from dpcore.runs.queue_ray import RayExecutor
+    from dpcore.jobs.queue_ray import RayExecutor
 
     q = Queue(tmp_path, RayExecutor(num_cpus=1))  # the session's Ray (2 CPUs) is running: it is used
     assert q.slots == 2  # one job per CPU the cluster reports

@@ -10,10 +10,10 @@ import time
 
 from queue_kit import ManualExecutor
 
-from dpcore.runs.class_server import supervise
-from dpcore.runs.queue import Queue
-from dpcore.runs.queue_files import service_status
-from dpcore.runs.queue_service import EXIT_RAY_LOST, serve
+from dpcore.jobs.class_server import supervise
+from dpcore.jobs.queue import Queue
+from dpcore.jobs.queue_files import service_status
+from dpcore.jobs.queue_service import EXIT_RAY_LOST, serve
 
 CFG = {"model": "dp-vae", "params": {"epochs": 1}, "data": {"dataset": "digits"}}
 
@@ -52,7 +52,7 @@ def test_the_service_leaves_when_ray_stops_answering_and_says_why_when_it_cannot
 
             raise DPCoreError("Ray unreachable (test)")
 
-    import dpcore.runs.queue_ray as qr
+    import dpcore.jobs.queue_ray as qr
 
     real, qr.RayExecutor = qr.RayExecutor, Refused
     try:
@@ -80,7 +80,7 @@ def test_a_local_ray_is_started_fresh_on_loopback_never_joined_from_a_stale_addr
     must not be provided"): without an address the service starts its own Ray, `address="local"`."""
     import ray
 
-    from dpcore.runs import sweep_ray
+    from dpcore.jobs import sweep_ray
 
     calls = []
     monkeypatch.setattr(ray, "is_initialized", lambda: False)
@@ -103,7 +103,7 @@ def test_starting_a_local_ray_after_an_aim_fit_gives_no_fork_warning(monkeypatch
     import jax.numpy as jnp
     import ray
 
-    from dpcore.runs import sweep_ray
+    from dpcore.jobs import sweep_ray
 
     float(jnp.ones(3).sum())  # JAX's threads are running, as after a fit
     monkeypatch.setattr(ray, "is_initialized", lambda: False)

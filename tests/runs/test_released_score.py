@@ -5,10 +5,11 @@ import shutil
 import pytest
 
 from dpcore.errors import InvalidParameter, RunError
+from dpcore.jobs import train_run
 from dpcore.privacy import accountant as acc
 from dpcore.privacy.ledger import PrivacyLedger
 from dpcore.report import load_bundle
-from dpcore.runs import Run, RunConfig, train_run
+from dpcore.runs import Run, RunConfig
 from dpcore.runs.released_score import RELEASED_KEY, release_score, score_partition, stored_score
 
 

@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 
 from dpcore.errors import InvalidParameter, RunError
+from dpcore.jobs import start_training, train_run
 from dpcore.privacy.accountant import epsilon as accountant_epsilon
-from dpcore.runs import Run, RunConfig, create_run, delete_run, list_runs, rename_run, start_training, train_run
+from dpcore.runs import Run, RunConfig, create_run, delete_run, list_runs, rename_run
 
 P3GM = dict(pca_dim=8, hidden=32, epochs=1, batch_size=100, warmup_steps=5)
 DATA = {"dataset": "digits", "split_seed": 0}

@@ -9,7 +9,8 @@ import time
 import pytest
 
 from dpcore.errors import InvalidParameter, RunError
-from dpcore.runs import Run, RunConfig, create_run, delete_run, list_runs, rename_run, train_run
+from dpcore.jobs import train_run
+from dpcore.runs import Run, RunConfig, create_run, delete_run, list_runs, rename_run
 from dpcore.runs.folders import check_run_name
 from dpcore.runs.liveness import RunLock
 

@@ -8,9 +8,9 @@ import math
 
 import pytest
 
+from dpcore.jobs.sweep import SweepSpec
 from dpcore.privacy.accountant import rdp
 from dpcore.runs import Run, list_runs
-from dpcore.runs.sweep import SweepSpec
 
 TINY = {"epochs": 1, "hidden": 16, "em_iters": 2, "pca_dim": 8, "batch_size": 100, "warmup_steps": 5}
 TRIALS = 2
@@ -25,7 +25,7 @@ def _spec():
 def selected(tmp_path_factory):
     import torch
 
-    from dpcore.runs import selection
+    from dpcore.jobs import selection
 
     torch.set_num_threads(2)
     root = tmp_path_factory.mktemp("select")
@@ -96,8 +96,8 @@ def test_the_released_run_holds_no_k_and_no_other_trials_data(selected):
     assert sel["distribution"] == "negative_binomial" and sel["mean_trials"] == pytest.approx(2.0, rel=1e-6)
     assert sel["candidates"] == [{"epsilon": 0.5, "seed": 0}, {"epsilon": 2.0, "seed": 0}]
     # Q's bound is a function of public facts only: the grid and the released run's own files
-    from dpcore.runs.selection import public_base_curve, round_up
-    from dpcore.runs.sweep import point_configs
+    from dpcore.jobs.selection import public_base_curve, round_up
+    from dpcore.jobs.sweep import point_configs
 
     public = public_base_curve([c for _, c in point_configs(_spec())], Run(path))
     assert sel["base_rdp"] == round_up(public)
@@ -138,7 +138,7 @@ def test_a_run_in_the_released_name_that_no_selection_made_is_refused(selected, 
     import shutil
 
     from dpcore.errors import RunError
-    from dpcore.runs.selection import release_best
+    from dpcore.jobs.selection import release_best
 
     root, out = selected
     shutil.copytree(root / out["trials"][0]["run"], tmp_path / "sel--selected")

@@ -8,8 +8,8 @@ import threading
 
 import pytest
 
+from dpcore.jobs.sweep import SweepSpec, run_sweep
 from dpcore.runs.store import Run
-from dpcore.runs.sweep import SweepSpec, run_sweep
 
 TINY = {"epochs": 1, "hidden": 16, "em_iters": 2, "pca_dim": 8, "batch_size": 100}
 
@@ -92,8 +92,8 @@ def test_ray_and_in_process_give_the_same_runs(in_process, local_ray, tmp_path):
 
 
 def test_private_selection_releases_one_run_with_the_selection_in_its_epsilon(in_process, monkeypatch):
+    from dpcore.jobs import selection
     from dpcore.privacy.accountant import epsilon
-    from dpcore.runs import selection
 
     root = in_process[0]
     monkeypatch.setattr(selection, "draw_trials", lambda rng, **kw: 1)  # keep the test short

@@ -6,7 +6,8 @@ import sys
 import pytest
 
 from dpcore.errors import RunError
-from dpcore.runs import Run, RunConfig, list_runs, train_run
+from dpcore.jobs import train_run
+from dpcore.runs import Run, RunConfig, list_runs
 
 DATA = {"csv": None}
 

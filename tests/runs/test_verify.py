@@ -13,7 +13,8 @@ import shutil
 import pytest
 
 from dpcore.errors import RunError
-from dpcore.runs import Run, RunConfig, list_runs, train_run
+from dpcore.jobs import train_run
+from dpcore.runs import Run, RunConfig, list_runs
 from dpcore.runs.verify import INCONSISTENT, check_run
 
 TINY = dict(epochs=1, hidden=16, em_iters=2, pca_dim=8, batch_size=100, warmup_steps=5, epsilon=1.0)

@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from dpcore.jobs.sweep import sweepable_models
 from dpcore.runs.config import DataConfig
-from dpcore.runs.sweep import sweepable_models
 from dpcore.ui.defaults import public_size
 from dpcore.ui.sweep import fit_to_data
 

@@ -39,14 +39,8 @@ from typing import Any
 import numpy as np
 
 from dpcore.errors import InvalidParameter, RunError
-from dpcore.privacy.accountants.selection import (
-    NEGATIVE_BINOMIAL,
-    check_parameters,
-    draw_trials,
-    expected_trials,
-)
-from dpcore.runs.jobs import JobHandle
-from dpcore.runs.sweep import (
+from dpcore.jobs.jobs import JobHandle
+from dpcore.jobs.sweep import (
     SWEEPS_DIR,
     SweepSpec,
     point_configs,
@@ -55,6 +49,12 @@ from dpcore.runs.sweep import (
     rows_of,
     run_sweep,
     save_summary,
+)
+from dpcore.privacy.accountants.selection import (
+    NEGATIVE_BINOMIAL,
+    check_parameters,
+    draw_trials,
+    expected_trials,
 )
 
 LOWER_IS_BETTER = ("tvd_2way", "mia_auc")

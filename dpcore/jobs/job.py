@@ -1,6 +1,6 @@
 """A job's description: its trainings (`Training`), how it runs (`Job`), and `run_training`, what
 an executor runs for one training — a module-level function of picklable arguments, so a Ray worker
-runs the same code as the in-process thread. The runner and its handle: `dpcore.runs.jobs`.
+runs the same code as the in-process thread. The runner and its handle: `dpcore.jobs.jobs`.
 """
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dpcore.errors import DPCoreError, InvalidParameter
-from dpcore.runs.runner import EventFn, train_run
+from dpcore.jobs.runner import EventFn, train_run
 from dpcore.runs.store import Run, RunConfig
 
 BACKENDS = ("auto", "ray", "in-process")

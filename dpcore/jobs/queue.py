@@ -31,8 +31,8 @@ from typing import Any, Protocol
 
 from dpcore.files import RunFileError, read_json
 from dpcore.io import atomic_write_json
-from dpcore.runs.queue_dispatch import Dispatching
-from dpcore.runs.queue_files import (
+from dpcore.jobs.queue_dispatch import Dispatching
+from dpcore.jobs.queue_files import (
     KINDS,
     MAX_CONFIGS,
     QUEUE_DIR,
@@ -43,7 +43,7 @@ from dpcore.runs.queue_files import (
     check_record,
     service_status,
 )
-from dpcore.runs.queue_worker import progress_path
+from dpcore.jobs.queue_worker import progress_path
 from dpcore.runs.store import RunConfig
 
 MAX_WAITING = 5  # queued jobs one owner may have waiting

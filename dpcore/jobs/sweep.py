@@ -7,8 +7,8 @@ finished runs (status done, a model and the sweep's scores in evaluation.json) a
 a stopped or failed point is trained again. Scores come from `dpcore.runs.evaluation` (the same
 calls as a single run). The summary is ROOT/_sweeps/NAME.json.
 
-A sweep is a job (`dpcore.runs.jobs`, `sweep_job`): "in-process" trains the points one after
-another; "ray" runs one point per Ray task (`dpcore.runs.sweep_ray`), locally or on the cluster at
+A sweep is a job (`dpcore.jobs.jobs`, `sweep_job`): "in-process" trains the points one after
+another; "ray" runs one point per Ray task (`dpcore.jobs.sweep_ray`), locally or on the cluster at
 `address`; every worker must reach ROOT (on a cluster: a shared filesystem path). Without Ray
 importable or reachable, "auto" and "ray" run in-process and the summary says so ("backend":
 "in-process", "note").
@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dpcore.errors import DPCoreError, InvalidParameter
-from dpcore.runs.job import BACKENDS, Job, Training
-from dpcore.runs.jobs import JobHandle
+from dpcore.jobs.job import BACKENDS, Job, Training
+from dpcore.jobs.jobs import JobHandle
 
 SWEEPS_DIR = "_sweeps"
 SCORES = ("utility", "marginals", "mia")
@@ -172,8 +172,8 @@ def point_name(sweep: str, params: dict) -> str:
 def point_configs(spec: SweepSpec):
     """RunConfig of every point (grid × seeds), named by `point_name`; each validated against
     the data before any run starts (bad values: a one-line InvalidParameter naming the point)."""
+    from dpcore.jobs.runner import prepare
     from dpcore.runs.config import DataConfig, RunConfig
-    from dpcore.runs.runner import prepare
 
     assert spec.name is not None  # __post_init__ names every sweep
     keys = list(spec.grid)
@@ -341,7 +341,7 @@ def list_sweeps(root) -> list[str]:
 
 def best_on_private_data(summary: dict, metric: str = "utility") -> dict | None:
     """The row with the best score — a choice made on private data, so NOT covered by ε: the
-    label says so. Use `dpcore.runs.selection.select_private` for a covered choice."""
+    label says so. Use `dpcore.jobs.selection.select_private` for a covered choice."""
     rows = [r for r in summary["runs"] if r.get("status") == "done" and r.get(metric) is not None]
     if not rows:
         return None

@@ -1,5 +1,5 @@
 """Training one run (`train_run`): validated first, trained under a lock with a heartbeat, saved as
-done, stopped or failed. Many trainings, in the background or on Ray, are a job (`dpcore.runs.jobs`).
+done, stopped or failed. Many trainings, in the background or on Ray, are a job (`dpcore.jobs.jobs`).
 
 Why a stop flag and not a killed thread: training only stops between two steps, so the model is
 always in a consistent state and is saved as a usable "stopped" run.

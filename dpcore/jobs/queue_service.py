@@ -18,8 +18,8 @@ import time
 from pathlib import Path
 
 from dpcore.errors import DPCoreError
-from dpcore.runs.queue import Queue
-from dpcore.runs.queue_files import QUEUE_DIR, write_heartbeat
+from dpcore.jobs.queue import Queue
+from dpcore.jobs.queue_files import QUEUE_DIR, write_heartbeat
 
 EXIT_RAY_LOST = 3  # the service's Ray stopped answering: the supervisor starts a new one
 
@@ -47,7 +47,7 @@ def serve(base, *, address: str | None = None, num_cpus: int | None = None, ever
     previous: dict = {}
     try:
         if executor is None:
-            from dpcore.runs.queue_ray import RayExecutor
+            from dpcore.jobs.queue_ray import RayExecutor
 
             executor = RayExecutor(address=address, num_cpus=num_cpus)
         q = Queue(base, executor)

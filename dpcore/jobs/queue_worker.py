@@ -14,8 +14,8 @@ from typing import Any
 
 from dpcore.errors import DPCoreError
 from dpcore.io import atomic_write_json
-from dpcore.runs.job import Training, run_training
-from dpcore.runs.runner import one_line
+from dpcore.jobs.job import Training, run_training
+from dpcore.jobs.runner import one_line
 from dpcore.runs.store import RunConfig
 
 PROGRESS_EVERY_S = 0.5  # how often a worker rewrites its progress file

@@ -23,10 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from dpcore.errors import DPCoreError
-from dpcore.runs.job import NOTHING_TO_DO, Job, Training, failed, remote_training, run_training
-from dpcore.runs.runner import EventFn, one_line
+from dpcore.jobs.job import NOTHING_TO_DO, Job, Training, failed, remote_training, run_training
+from dpcore.jobs.runner import EventFn, one_line
+from dpcore.jobs.sweep_ray import connect as connect_ray
 from dpcore.runs.store import Run, RunConfig
-from dpcore.runs.sweep_ray import connect as connect_ray
 
 __all__ = ["Job", "JobHandle", "Training", "current", "run_training", "start", "start_training", "trainings_job"]
 

@@ -11,8 +11,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dpcore.runs.folders import interrupted_partials
-from dpcore.runs.queue_files import (
+from dpcore.jobs.queue_files import (
     MAX_ATTEMPTS,
     OWNER,
     RUN_NAME,
@@ -21,13 +20,14 @@ from dpcore.runs.queue_files import (
     resolve_root,
     write_heartbeat,
 )
-from dpcore.runs.queue_worker import progress_path, result_path, stop_path
+from dpcore.jobs.queue_worker import progress_path, result_path, stop_path
+from dpcore.runs.folders import interrupted_partials
 
 CANCEL_GRACE_S = 30.0  # a running job that ignores its stop file this long is cancelled on Ray
 
 
 class Dispatching:
-    """The dispatcher's half of `dpcore.runs.queue.Queue` (a mixin: the state is the queue's)."""
+    """The dispatcher's half of `dpcore.jobs.queue.Queue` (a mixin: the state is the queue's)."""
 
     base: Path
     dir: Path

@@ -15,8 +15,8 @@ from __future__ import annotations
 import os
 
 from dpcore.errors import DPCoreError
-from dpcore.runs import sweep_ray
-from dpcore.runs.queue_worker import run_queued
+from dpcore.jobs import sweep_ray
+from dpcore.jobs.queue_worker import run_queued
 
 NO_RAY = ("the training queue runs jobs on Ray, which is not installed here "
           "(pip install 'ray[default]'); class mode needs it")
