@@ -152,7 +152,7 @@ with tabs[3]:
             return
         from dpcore.evaluate.usefulness import from_saved, tiles
         from dpcore.report import load_evaluation
-        from dpcore.runs.released_score import stored_score
+        from dpcore.runs.run_score import stored_score
 
         b = ui.bundle(name)
         found = stored_score(b.run, load_evaluation(b.run.path))

@@ -39,10 +39,10 @@ def _preprocessing_covered(path: Path, model: str) -> bool:
 def _usefulness(name: str, path: Path) -> None:
     """Usefulness evidence covered by ε for the shareable release: a classifier trained on the
     synthetic rows, its held-out accuracy released as noisy counts with its own ledger record
-    (dpcore.runs.released_score); refused with one line where a run cannot take one."""
+    (dpcore.runs.run_score); refused with one line where a run cannot take one."""
     from dpcore.runs import Run
     from dpcore.runs.evaluation import load_evaluation
-    from dpcore.runs.released_score import (
+    from dpcore.runs.run_score import (
         MAX_SCORE_EPSILON,
         default_score_epsilon,
         describe,

@@ -42,7 +42,7 @@ def epsilon_words(epsilon: float, *, private: bool = True, seeded_noise: bool = 
 def shared_score(bundle):
     """(released score, its own ε) of a private run, or None (none released, or not private)."""
     from dpcore.runs.evaluation import load_evaluation
-    from dpcore.runs.released_score import stored_score
+    from dpcore.runs.run_score import stored_score
 
     if not bundle.private or bundle.seeded_noise:
         return None
@@ -152,9 +152,9 @@ def lead_summary(lead: Sequence[tuple[str, str]], items: Sequence[tuple[str, str
 
 def usefulness_section(bundle, target: str | None) -> tuple[str, str] | None:
     """The shared usefulness score: the plain sentence, where its ε sits, and the technical note
-    (dpcore.runs.released_score.describe) folded; only its noisy counts and ledger record are read,
+    (dpcore.runs.run_score.describe) folded; only its noisy counts and ledger record are read,
     never a real row. None when the run shared none."""
-    from dpcore.runs.released_score import describe
+    from dpcore.runs.run_score import describe
 
     found = shared_score(bundle)
     if found is None:

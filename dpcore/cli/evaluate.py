@@ -94,7 +94,7 @@ def run(args) -> int:
     bundle = load_bundle(args.run, n_samples=args.n_samples, seed=args.seed)
     released = None
     if args.release_score:
-        from dpcore.runs.released_score import default_score_epsilon, release_score
+        from dpcore.runs.run_score import default_score_epsilon, release_score
 
         score_eps = default_score_epsilon(bundle.run) if args.score_epsilon is None else args.score_epsilon
         released = release_score(args.run, score_eps, seed=args.seed, bundle=bundle)

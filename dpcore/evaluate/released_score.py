@@ -34,7 +34,7 @@ from dpcore.errors import InvalidParameter
 from dpcore.privacy.ledger import MechanismRecord, PrivacyLedger
 
 SCORE_RECORD = "usefulness score (held-out rows)"
-RELEASED_KEY = "released_score"  # where a run's evaluation.json keeps it (dpcore.runs.released_score)
+RELEASED_KEY = "released_score"  # where a run's evaluation.json keeps it (dpcore.runs.run_score)
 SCORE_CLASSIFIER = "logistic_regression"
 
 

@@ -123,7 +123,7 @@ class DataConfig:
         if self.test_size == 0:
             return all_rows(ds), None
         train, test = train_test_split(ds, test_size=self.test_size, key=key)
-        test.meta["split_key_id"] = key_id  # which key drew the held-out rows (dpcore.runs.released_score)
+        test.meta["split_key_id"] = key_id  # which key drew the held-out rows (dpcore.runs.run_score)
         return train, test
 
     def public_rows(self, train=None) -> int | None:

@@ -171,7 +171,7 @@ MAX_SCORE_CLASSES = 1000  # a target's levels (the schema's categorical limit is
 
 
 def _check_released_score(s, where: str) -> None:
-    """The released usefulness score (dpcore.runs.released_score): numbers and an allow-listed partition."""
+    """The released usefulness score (dpcore.runs.run_score): numbers and an allow-listed partition."""
     from dpcore.privacy.ledger import PARTITIONS
 
     if s is None:

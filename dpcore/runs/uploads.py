@@ -20,7 +20,7 @@ OS entropy and a random 64-bit key id; every run on the table reads the same key
 the key is never copied into a run folder, a report or a release, nor derived from any seed. Each
 run records the key id it trained with (config.json's data.split_key_id): a run whose key is gone or
 was replaced is refused when its rows are re-read (`split_key_for`), and its score is never composed
-in parallel (dpcore.runs.released_score), since a new key puts training rows among the "held-out"
+in parallel (dpcore.runs.run_score), since a new key puts training rows among the "held-out"
 ones. A key file written before ids (32 bytes) gets one on first use; runs made before record none.
 
 A run reads its CSVs only from ROOT/_uploads (dpcore.runs.safety.check_data_paths): a table given by path

@@ -53,7 +53,7 @@ def shared_score(path, evaluation: dict) -> str:
     from dpcore.errors import DPCoreError
     from dpcore.evaluate.usefulness import noisy_text
     from dpcore.runs import Run
-    from dpcore.runs.released_score import stored_score
+    from dpcore.runs.run_score import stored_score
 
     try:
         found = stored_score(Run(path), evaluation)

@@ -19,7 +19,7 @@ def scored(tmp_path_factory, make_people_csv):
     from dpcore.jobs import train_run
     from dpcore.report import load_bundle
     from dpcore.runs import RunConfig
-    from dpcore.runs.released_score import default_score_epsilon, release_score
+    from dpcore.runs.run_score import default_score_epsilon, release_score
 
     root = tmp_path_factory.mktemp("useful")
     csv = make_people_csv(root / "people.csv", 400)
@@ -41,7 +41,7 @@ def test_one_run_shows_one_usefulness_number_everywhere(scored):
     from dpcore.evaluate.released_score import SCORE_CLASSIFIER, from_noisy_class_counts, held_out_class_counts
     from dpcore.evaluate.usefulness import NAME, from_counts, from_saved, tiles
     from dpcore.runs import Run
-    from dpcore.runs.released_score import stored_score
+    from dpcore.runs.run_score import stored_score
     from dpcore.ui.tables import runs_table
 
     run, b = scored

@@ -71,7 +71,7 @@ def _train(run_cli, tables, tag, model, *extra):
 def mst_runs(run_cli, tables, pinned):
     """MST on the CLI defaults (a keyed split of 10 %), each with a released score (what
     `evaluate --release-score` releases, without its evaluation against real rows, not covered)."""
-    from dpcore.runs.released_score import release_score
+    from dpcore.runs.run_score import release_score
 
     runs = [_train(run_cli, tables, tag, "mst") for tag in ("d", "d1")]
     for path in runs:
@@ -265,7 +265,7 @@ def test_a_run_saved_before_key_ids_and_chains_opens_and_scores_sequentially(mst
     (copy / "config.json").write_text(json.dumps(cfg))
     check = Run(copy).check()
     assert check.consistent and check.legacy and "before hash chains" in check.note, check.problems
-    from dpcore.runs.released_score import release_score
+    from dpcore.runs.run_score import release_score
 
     assert release_score(copy, 0.3)["partition"] is None  # no key id: never an under-count
 

@@ -10,7 +10,7 @@ from dpcore.privacy import accountant as acc
 from dpcore.privacy.ledger import PrivacyLedger
 from dpcore.report import load_bundle
 from dpcore.runs import Run, RunConfig
-from dpcore.runs.released_score import RELEASED_KEY, release_score, score_partition, stored_score
+from dpcore.runs.run_score import RELEASED_KEY, release_score, score_partition, stored_score
 
 
 @pytest.fixture(scope="module")
@@ -153,7 +153,7 @@ def test_a_second_score_is_refused_before_any_work(run):
 def test_runs_without_a_table_target_are_refused_with_one_line():
     from types import SimpleNamespace
 
-    from dpcore.runs.released_score import score_refusal
+    from dpcore.runs.run_score import score_refusal
 
     image = SimpleNamespace(train=SimpleNamespace(is_image=True, labels=[0]), test=None)
     assert "image run" in score_refusal(image)
@@ -235,7 +235,7 @@ def test_a_score_too_noisy_to_read_says_so_and_shows_no_number():
     """A release whose noisy held-out total is below twice its noise gives no accuracy: the sentence
     says so and how to get one, and no ± appears."""
     from dpcore.evaluate.released_score import from_noisy_class_counts
-    from dpcore.runs.released_score import describe
+    from dpcore.runs.run_score import describe
 
     text, note = describe(from_noisy_class_counts([[15.0, 0.0], [4.0, 1.0]], 34.0, "lr", "heldout"), 0.1)
     assert "(20) is too small beside its noise to give an accuracy" in text and "±" not in text
@@ -246,7 +246,7 @@ def test_the_default_score_epsilon_is_what_leaves_the_runs_epsilon_as_it_is(run,
     """At 0.1 (σ ≈ 34) a class of ~80 held-out people is below twice its noise in ~38 % of releases;
     on a keyed split a score costs the run nothing up to a point, and that point is what the page
     offers. The prediction made from the config and ledger alone is the one the release then finds."""
-    from dpcore.runs.released_score import default_score_epsilon, keyed_heldout
+    from dpcore.runs.run_score import default_score_epsilon, keyed_heldout
 
     key_id = run.config.data.split_key_id
     assert keyed_heldout(run) and score_partition(run.ledger(), load_bundle(run.path).test, key_id) == "heldout"
@@ -260,7 +260,7 @@ def test_the_default_score_epsilon_is_what_leaves_the_runs_epsilon_as_it_is(run,
 def test_records_that_read_every_row_lower_the_free_score_epsilon(make_people_csv, tmp_path):
     """DP bounds read every row, so they compose with the score too: a score at the run's ε would
     raise it (1.0 to 1.09 in the journey); the offered ε is below and leaves it where it was."""
-    from dpcore.runs.released_score import default_score_epsilon, keyed_heldout
+    from dpcore.runs.run_score import default_score_epsilon, keyed_heldout
 
     data = {"csv": str(make_people_csv(tmp_path / "people.csv")), "target": "y", "test_size": 0.3,
             "dp_bounds_noise": 10.0, "types": {"age": "integer"}, "categories": {"smoker": ["no", "yes"], "y": [0, 1]}}
@@ -277,7 +277,7 @@ def test_a_split_that_adds_to_the_runs_epsilon_is_offered_the_small_default(run,
     from types import SimpleNamespace
 
     from dpcore.privacy.ledger import MechanismRecord
-    from dpcore.runs.released_score import DEFAULT_SCORE_EPSILON, default_score_epsilon, keyed_heldout
+    from dpcore.runs.run_score import DEFAULT_SCORE_EPSILON, default_score_epsilon, keyed_heldout
 
     old = run.ledger()  # a ledger saved before all-rows records were marked: sequential
     old.add(MechanismRecord("preprocessing: noisy bounds", "gaussian", 10.0))

@@ -1,9 +1,10 @@
-"""Release a run's usefulness score under DP and keep it with the run (ledger.json, evaluation.json).
+"""A run's released usefulness score, the store side (the mechanism is dpcore.evaluate.released_score).
 
-Why in the run store: the score is one more mechanism on the run's data, so it is appended to the
-run's ledger (the accountant's ε over the whole ledger is the run's ε from then on) and its noisy
-counts are kept beside the other scores; the shareable release reads only those noisy counts
-(dpcore.release). The maths is dpcore.evaluate.released_score.
+Spend it (release a run's score under DP), store it with the run (ledger.json, evaluation.json) and
+read it back. Why in the run store: the score is one more mechanism on the run's data, so it is
+appended to the run's ledger (the accountant's ε over the whole ledger is the run's ε from then on)
+and its noisy counts are kept beside the other scores; the shareable release reads only those noisy
+counts (dpcore.release). The maths is dpcore.evaluate.released_score, the one released-score module.
 """
 from __future__ import annotations
 
