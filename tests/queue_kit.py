@@ -1,4 +1,4 @@
-"""The class queue's test executor, shared by tests/runs and tests/app: it runs nothing, a test
+"""The class queue's test executor, shared by tests/jobs and tests/app: it runs nothing, a test
 says when each job ends (`end`, or a result put in `results`)."""
 from __future__ import annotations
 

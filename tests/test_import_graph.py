@@ -1,9 +1,11 @@
-"""The import graph of dpcore: no cycle anywhere in the package, and no model that imports the run
-store.
+"""The import graph of dpcore: no cycle anywhere in the package, no model that imports the run
+store, and no run-store module that imports the jobs.
 
 Why: imports point down only (docs/architecture.md's layers). A cycle hidden in a function body
-(safety.py importing store.py, which imports safety.py) still ties two modules into one concept, and
-a model reaching up into `dpcore.runs` makes the models unusable without the run store. So every
+(safety.py importing store.py, which imports safety.py) still ties two modules into one concept, a
+model reaching up into `dpcore.runs` makes the models unusable without the run store, and the run
+store reaching up into `dpcore.jobs` (the runner, the queue, the sweeps) makes opening a saved run
+load the machinery that trains one. So every
 import counts here, at module level or inside a function; only `if TYPE_CHECKING:` blocks do not.
 `from pkg import x` reads pkg's namespace, so it counts as importing the package `__init__` too
 (and x, when x is a module): a module that its own package's `__init__` imports and that imports
@@ -120,6 +122,14 @@ def test_models_do_not_import_the_run_store():
     graph = import_graph()
     bad = {m: sorted(t for t in targets if _inside(t, "dpcore.runs"))
            for m, targets in graph.items() if _inside(m, "dpcore.models")}
+    assert not {m: t for m, t in bad.items() if t}, bad
+
+
+def test_the_run_store_does_not_import_the_jobs():
+    graph = import_graph()
+    store = [m for m in graph if _inside(m, "dpcore.runs")]
+    assert "dpcore.runs.store" in store and "dpcore.jobs.runner" in graph  # both packages are seen
+    bad = {m: sorted(t for t in graph[m] if _inside(t, "dpcore.jobs")) for m in store}
     assert not {m: t for m, t in bad.items() if t}, bad
 
 

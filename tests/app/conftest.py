@@ -52,7 +52,7 @@ def server(tmp_path_factory):
 def no_local_ray_from_pages(monkeypatch):
     """A page test never starts a real Ray inside pytest (class mode's queue would start one on
     first use, and a driver whose local Ray goes away exits the whole process): the executor says so
-    in one line. Tests of the queue pass their own executor; tests/runs and the load bench use Ray."""
+    in one line. Tests of the queue pass their own executor; tests/jobs and the load bench use Ray."""
     from dpcore.errors import DPCoreError
     from dpcore.jobs import queue_ray
 

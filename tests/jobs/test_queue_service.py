@@ -1,7 +1,7 @@
 """The class's training service and its supervisor: the service dispatches, beats and leaves when
 its Ray stops answering; the supervisor starts it again whenever it exits and stops both children
 when the web server ends. (The whole set-up with real browsers and a Ray kill is
-bench/class_load.py --browsers; tests/runs/test_queue.py covers the queue itself.)"""
+bench/class_load.py --browsers; tests/jobs/test_queue.py covers the queue itself.)"""
 from __future__ import annotations
 
 import sys
