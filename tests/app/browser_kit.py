@@ -19,6 +19,13 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"
 IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
+# Counts the script's runs that ended, in window.__dpcoreRuns, from the page's first run on: each
+# change of stApp's script state from "running" is one (a run too short to poll is still counted)
+COUNT_RUNS = """new MutationObserver(records => { for (const r of records)
+    if (r.oldValue === 'running' && r.target.getAttribute(r.attributeName) !== 'running')
+        window.__dpcoreRuns = (window.__dpcoreRuns || 0) + 1;
+}).observe(document, {subtree: true, attributes: true, attributeOldValue: true,
+                      attributeFilter: ['data-test-script-state']});"""
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
         "--disable-sync", "--no-first-run"]
 
@@ -88,6 +95,7 @@ def _data_page(url: str, height: int = 1200, on_request=None, failure_shot: Path
         try:
             page = browser.new_page(viewport={"width": width, "height": height})
             page.set_default_timeout(120_000)
+            page.add_init_script(COUNT_RUNS)
             if on_request is not None:
                 page.on("request", on_request)
             page.goto(url + query)
@@ -109,6 +117,27 @@ def _idle(page, timeout: float = 120_000) -> None:
     page.wait_for_selector(IDLE, timeout=timeout)
 
 
+def _runs_ended(page) -> int:
+    """How many script runs this page has seen end (COUNT_RUNS): read it before an action that makes
+    the script run again, then `_rerun_ended(page, before)`."""
+    return page.evaluate("() => window.__dpcoreRuns || 0")
+
+
+def _rerun_ended(page, before: int, timeout: float = 60_000) -> bool:
+    """Wait until a run that ended after `_runs_ended` returned `before` has ended, then until the
+    script is idle: the run an action started, however short, rather than a fixed pause that
+    guesses its length. False when no run ended within `timeout` ms (the action started none)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        page.wait_for_function("n => (window.__dpcoreRuns || 0) > n", arg=before, timeout=timeout)
+    except PlaywrightTimeout:
+        return False
+    finally:
+        _idle(page)
+    return True
+
+
 def _no_exception(page) -> None:
     assert page.locator("[data-testid='stException']").count() == 0, page.locator(
         "[data-testid='stException']").first.inner_text()
@@ -128,9 +157,13 @@ def _set_number(page, label: str, value: int) -> None:
 
 
 def _slide(page, name: str, value: int) -> None:
-    """Move the integer slider `name` to `value` by arrow keys, as a keyboard user does: the presses
-    in one go (the slider sends its value once it settles), then a check."""
+    """Move the integer slider `name` to `value` by keys, as a keyboard user does: Home or End first
+    where the value is nearer that end, then the arrow keys, all in one go (the slider sends its
+    value once it settles); then the run that value started, and a check."""
     knob = page.get_by_role("slider", name=name)
+
+    def attr(name: str) -> int:  # the thumb is an <input type=range>
+        return int(float(knob.get_attribute(name)))
 
     def shown() -> int:
         return int(float(knob.get_attribute("aria-valuenow") or knob.input_value()))
@@ -139,11 +172,16 @@ def _slide(page, name: str, value: int) -> None:
         now = shown()
         if now == value:
             return
+        lo, hi = attr("min"), attr("max")
         knob.focus()
+        ran = _runs_ended(page)
+        start, key = min((now, None), (lo, "Home"), (hi, "End"), key=lambda s: abs(value - s[0]))
+        if key:
+            page.keyboard.press(key)
+            now = start
         for _ in range(abs(now - value)):
             page.keyboard.press("ArrowLeft" if now > value else "ArrowRight")
-        page.wait_for_timeout(500)
-        _idle(page)
+        _rerun_ended(page, ran, timeout=10_000)
     assert shown() == value
 
 
@@ -190,3 +228,4 @@ def _upload(page, csv) -> None:
     page.locator("[data-testid='stFileUploaderDropzoneInput']").set_input_files(str(csv))
     page.get_by_role("button", name="Use this table").wait_for()
     _idle(page)
+
