@@ -21,7 +21,7 @@ import time
 import numpy as np
 import pandas as pd
 import pytest
-from browser_kit import _clean, _data_page, _goto, _idle, _set_number, _slide, _upload
+from browser_kit import _clean, _data_page, _goto, _idle, _rerun_ended, _runs_ended, _set_number, _slide, _upload
 
 from dpcore.evaluate.released_score import SCORE_RECORD
 
@@ -68,25 +68,50 @@ def _pick(page, label: str, option: str) -> None:
 
 SCHEMA_ROW_PX = 35  # the schema editor's header and row height
 LOWER_X, UPPER_X, PUBLIC_X = 205, 282, 467  # the middle of its "lower", "upper" and "public" cells
+GRID_WAIT = 10_000  # ms one step in the grid may take on a loaded machine before it is tried again
+SELECTED = """() => { const c = document.querySelector('[id^="glide-cell-"][aria-selected="true"]');
+    return c ? c.id : null; }"""
+EDITOR_OPEN = "() => !!document.activeElement && document.activeElement.classList.contains('gdg-input')"
+HOLDS = "v => !!document.activeElement && document.activeElement.value === v"
+RENDERED = "() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))"  # two frames
+CELL_IS = "([id, v]) => { const c = document.getElementById(id); return !!c && c.textContent === v; }"
+# after Enter in the editor: closed, and the cell shows the value or the selection moved on without it
+COMMITTED = """([id, v]) => { const a = document.activeElement;
+    if (a && a.classList.contains('gdg-input')) return false;
+    const c = document.getElementById(id);
+    if (c && c.textContent === v) return true;
+    const s = document.querySelector('[id^="glide-cell-"][aria-selected="true"]');
+    return !!s && s.id !== id; }"""
 
 
 def _selected_cell(page) -> tuple[int, int] | None:
     """(column, row) of the cell the grid marks selected in its accessible table, or None."""
-    got = page.evaluate("""() => {
-        const c = document.querySelector('[id^="glide-cell-"][aria-selected="true"]');
-        return c ? c.id : null; }""")
+    got = page.evaluate(SELECTED)
     if not got:
         return None
     col, row = got.split("-")[-2:]
     return int(col), int(row)
 
 
+def _wait(page, condition: str, arg=None, timeout: float = GRID_WAIT) -> bool:
+    """Whether `condition` held within `timeout` ms (the grid's answer to a click or a key)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        page.wait_for_function(condition, arg=arg, timeout=timeout)
+        return True
+    except PlaywrightTimeout:
+        return False
+
+
 def _select(page, col: int, row: int, x: float) -> None:
-    """Select the cell (col, row): a click near it, then the arrow keys from wherever the click
-    landed (the canvas can move under a click while the page reruns), checked in the grid's
-    accessible table. A retry starts with a click outside the grid, so that it starts from the
-    same state as the first try (the dropped edits' cause was the early Enter, see `_declare`)."""
+    """Select the cell (col, row): a click on it, checked in the grid's accessible table; where the
+    click landed elsewhere (the canvas can move under a click while the page reruns), the arrow keys
+    from there. Each step waits for the grid to show its result, up to GRID_WAIT on a loaded
+    machine; a retry starts with a click outside the grid, from the same state as the first try."""
     grid = page.locator("[data-testid='stDataFrame']").first
+    target = f"glide-cell-{col}-{row}"
+    is_target = f"() => ({SELECTED})() === '{target}'"
     for attempt in range(6):
         page.keyboard.press("Escape")
         if attempt:  # out of the grid, as on the first try
@@ -94,7 +119,8 @@ def _select(page, col: int, row: int, x: float) -> None:
         _idle(page)
         box = grid.bounding_box()
         page.mouse.click(box["x"] + x, box["y"] + SCHEMA_ROW_PX * (row + 1.5))
-        page.wait_for_timeout(300)
+        if _wait(page, is_target, timeout=GRID_WAIT // 4):
+            return
         at = _selected_cell(page)
         if at is None:
             continue
@@ -102,8 +128,7 @@ def _select(page, col: int, row: int, x: float) -> None:
                            ("ArrowRight" if col > at[0] else "ArrowLeft", abs(col - at[0]))):
             for _ in range(steps):
                 page.keyboard.press(key)
-        page.wait_for_timeout(200)
-        if _selected_cell(page) == (col, row):
+        if _wait(page, is_target):
             return
     assert _selected_cell(page) == (col, row), (_selected_cell(page), (col, row))
 
@@ -117,50 +142,63 @@ class DroppedEdit(AssertionError):
 
 
 def _declare(page, row: int, lower: int, upper: int) -> None:
-    """Type public bounds into the schema editor's row `row` (a canvas grid: select the cell, type,
-    Enter), checked through the grid's accessible cells."""
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout
-
+    """Type public bounds into the schema editor's row `row` (a canvas grid: select the cell, Enter
+    opens its editor, type, Enter), checked through the grid's accessible cells. Each step waits for
+    what the grid needs next, never a fixed time: the editor open before the keys; the keys in the
+    editor and drawn before Enter (the editor commits the value of its last render: an Enter right
+    after the keys committed the cell's old value, half the edits even on a quiet machine); the cell
+    showing the value; and the rerun that edit started ended before the next edit (an edit made
+    while the page reruns can be dropped). A dropped edit is seen as soon as the editor closed, and
+    tried again."""
     for col, x, value in ((2, LOWER_X, lower), (3, UPPER_X, upper)):
-        cell = page.locator(f"#glide-cell-{col}-{row}")
-        seen = []  # what held the focus when an attempt failed: the message says which way it failed
-        for attempt in range(6):  # an edit made while the page reruns after the last one can be dropped
+        cell_id, text = f"glide-cell-{col}-{row}", str(value)
+        cell = page.locator(f"#{cell_id}")
+        seen, ran = [], None  # what held the focus when an attempt failed: the message says which way it failed
+        for attempt in range(6):
+            if ran is not None and cell.text_content() == text:  # an earlier try's edit showed late
+                break
             if attempt:
                 page.get_by_text("Choose the private data").first.click()
             _select(page, col, row, x)
             page.keyboard.press("Enter")  # opens the cell's editor
-            page.wait_for_timeout(300 + 200 * attempt)
-            page.keyboard.type(str(value))
-            # Enter right after the keys committed the editor before it held them, an empty edit, on
-            # a loaded machine every retry alike: wait until the editor shows the value
-            try:
-                page.wait_for_function("v => document.activeElement && document.activeElement.value === v",
-                                       arg=str(value), timeout=10_000)
-            except PlaywrightTimeout:  # the keys went elsewhere: try again
-                seen.append(f"typed into {page.evaluate(FOCUSED)}")
+            if not _wait(page, EDITOR_OPEN):
+                seen.append(f"Enter opened no editor, focus on {page.evaluate(FOCUSED)}")
                 continue
+            page.keyboard.press("ControlOrMeta+A")  # an editor that holds text: the keys replace it
+            page.keyboard.type(text)
+            if not _wait(page, HOLDS, text):
+                seen.append(f"typed into {page.evaluate(FOCUSED)}")  # the keys went elsewhere: try again
+                continue
+            page.evaluate(RENDERED)
+            ran = _runs_ended(page)
             page.keyboard.press("Enter")
-            page.wait_for_timeout(1000)
-            _idle(page)
-            if cell.text_content() == str(value):
+            if _wait(page, COMMITTED, [cell_id, text]) and cell.text_content() == text:
                 break
             seen.append(f"committed, cell {cell.text_content()!r}")
-        if cell.text_content() != str(value):
+        if cell.text_content() != text:
             raise DroppedEdit(f"row {row} column {col}: {cell.text_content()!r}, not {value}; tries: {seen}")
+        if not _rerun_ended(page, ran, timeout=6 * GRID_WAIT):  # the next edit waits for this one's rerun
+            raise DroppedEdit(f"row {row} column {col}: the cell shows {value} but the page did not rerun")
 
 
 def _tick_public(page, row: int) -> None:
-    """Tick the schema editor's "public" box of row `row`: its category list is public knowledge."""
+    """Tick the schema editor's "public" box of row `row` (its category list is public knowledge): a
+    click on it, until the cell reads true and the rerun the tick started has ended."""
     grid = page.locator("[data-testid='stDataFrame']").first
-    cell = page.locator(f"#glide-cell-5-{row}")
+    cell_id = f"glide-cell-5-{row}"
+    cell = page.locator(f"#{cell_id}")
     for _ in range(4):
+        if cell.text_content() == "true":  # a slow earlier click ticked it after all
+            break
         box = grid.bounding_box()
         page.keyboard.press("Escape")
+        ran = _runs_ended(page)
         page.mouse.click(box["x"] + PUBLIC_X, box["y"] + SCHEMA_ROW_PX * (row + 1.5))
-        page.wait_for_timeout(1500)
-        _idle(page)
-        if cell.text_content() == "true":
-            break
+        if _wait(page, CELL_IS, [cell_id, "true"]):
+            _rerun_ended(page, ran, timeout=6 * GRID_WAIT)
+        else:
+            _idle(page)
+    _idle(page)
     if cell.text_content() != "true":
         raise DroppedEdit(f"row {row}: public is {cell.text_content()!r}")
 
@@ -246,8 +284,8 @@ def test_a_data_owner_uploads_trains_reloads_compares_and_releases(server, shots
         assert "table=" in page.url
 
         aim = _train(page, runs, "AIM", shots, "aim", {"max time": 15})  # seconds of rounds: a short suite
-        p3gm = _train(page, runs, "P3GM", shots, "p3gm", slides={"Epochs": 20})  # ~160 of its ~1 000 default steps
-        assert json.loads((runs / p3gm / "config.json").read_text())["params"]["epochs"] == 20
+        p3gm = _train(page, runs, "P3GM", shots, "p3gm", slides={"Epochs": 5})  # ~120 of its ~1 000 default steps
+        assert json.loads((runs / p3gm / "config.json").read_text())["params"]["epochs"] == 5
 
         page.reload()  # the upload stays: same table, no fallback to the demo data
         page.wait_for_selector("h1")
