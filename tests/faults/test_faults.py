@@ -44,10 +44,18 @@ def _check_store(root: Path) -> dict:
     return out
 
 
-def _wait_for_metrics(root: Path, timeout: float = 60) -> None:
+def _partial(root: Path) -> set[Path]:
+    """The folders of runs being written (or left by a kill) under `root`."""
+    return set(root.glob(".*.partial-*"))
+
+
+def _wait_for_metrics(root: Path, before: set[Path] = frozenset(), timeout: float = 60) -> None:
+    """Until a run being written under `root` has logged a step; `before`: the folders there before
+    its process started (a folder an earlier kill left has metrics already: SIGKILL's second moment
+    had come while the new process was still starting)."""
     end = time.time() + timeout
     while time.time() < end:
-        if any((p / "metrics.jsonl").exists() for p in root.glob(".*.partial-*")):
+        if any((p / "metrics.jsonl").exists() for p in _partial(root) - before):
             return
         time.sleep(0.05)
 
@@ -56,11 +64,13 @@ def _wait_for_metrics(root: Path, timeout: float = 60) -> None:
 def test_killed_train_leaves_a_consistent_store(tmp_path, sig):
     rng = random.Random(int(sig))
     root = tmp_path / "runs"
-    first = _train(root / "keep", "--epochs", "1")
-    assert first.wait(120) == 0, first.stderr.read()
+    from dpcore.cli import main
+
+    assert main([*TRAIN[2:], "--out", str(root / "keep"), "--epochs", "1"]) == 0  # the saved run: the CLI in-process
     for i in range(2):  # two random moments per signal (the edited-folder suite covers the files)
+        before = _partial(root)
         proc = _train(root / "keep", "--epochs", "3000", "--overwrite", "--seed", str(i + 1))
-        _wait_for_metrics(root)
+        _wait_for_metrics(root, before)
         time.sleep(rng.uniform(0.0, 1.5))
         proc.send_signal(sig)
         proc.wait(60)
