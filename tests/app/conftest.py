@@ -49,6 +49,16 @@ def server(tmp_path_factory):
 
 
 @pytest.fixture(autouse=True)
+def no_queue_left_behind():
+    """Every page test ends with this process's class queues forgotten (`class_queue` caches one per
+    runs root): under xdist a class-mode test's queue was found by a later test in the same worker."""
+    yield
+    from dpcore.ui import class_queue
+
+    class_queue.forget_queues()
+
+
+@pytest.fixture(autouse=True)
 def no_local_ray_from_pages(monkeypatch):
     """A page test never starts a real Ray inside pytest (class mode's queue would start one on
     first use, and a driver whose local Ray goes away exits the whole process): the executor says so

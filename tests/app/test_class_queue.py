@@ -88,7 +88,6 @@ def test_train_in_class_mode_queues_for_the_student_and_the_lecturer_cancels(cla
 def test_outside_class_mode_no_queue_is_made(runs_dir):
     from dpcore.ui import class_queue
 
-    class_queue.forget_queues()  # a class-mode test earlier in this worker may have left its queue
     at = _page("app_pages/train.py")  # the single-user app: no member, no queue, no Ray
     assert not class_queue._QUEUES and at.button(key="train.start")
 
