@@ -10,12 +10,24 @@ sys.path.insert(0, str(Path(__file__).parent))  # `import queue_kit` (pytest run
 os.environ.setdefault("DPCORE_SMALL", "1")
 os.environ.setdefault("DPCORE_STORY_AUTOSTART", "0")  # the app tests would each train the Story pair
 
+# `make test` runs two xdist workers on CI's two cores: one thread each (torch, BLAS, and the
+# servers and CLIs the tests start, which inherit the variables), or four threads would spin on two
+# cores; a lone `pytest` keeps two
+THREADS = max(1, 2 // int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")))
+for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+    os.environ.setdefault(_var, str(THREADS))
+
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
-# `make test` runs two xdist workers on CI's two cores: one torch thread each, or four threads
-# would spin on two cores (a lone `pytest` keeps two)
-torch.set_num_threads(max(1, 2 // int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))))
+torch.set_num_threads(THREADS)
+
+
+@pytest.fixture(autouse=True)
+def _torch_threads():
+    """Every test starts on THREADS torch threads: one that sets its own (or code under test that
+    does) must not leave a worker spinning twice the threads for the rest of the session."""
+    torch.set_num_threads(THREADS)
 
 
 def pytest_collection_modifyitems(config, items):

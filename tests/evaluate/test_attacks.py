@@ -3,15 +3,12 @@ import math
 
 import numpy as np
 import pytest
-import torch
 
 from dpcore.data.dataset import Dataset
 from dpcore.errors import InvalidParameter
 from dpcore.evaluate.attacks import choose_targets, parse_attacks, run_attacks
 from dpcore.evaluate.attacks.canary import audit_epsilon, audit_p_value, best_bound
 from dpcore.evaluate.attacks.domias import kde_logpdf
-
-torch.set_num_threads(2)
 
 
 def _gauss(n, d=6, seed=0, shift=0.0):

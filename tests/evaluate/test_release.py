@@ -7,12 +7,10 @@ import pytest
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
-    import torch
 
     from dpcore.jobs import train_run
     from dpcore.runs import RunConfig
 
-    torch.set_num_threads(2)
     params = {"epochs": 1, "hidden": 32, "warmup_steps": 10, "pca_dim": 10, "batch_size": 200, "epsilon": 2.0}
     return train_run(RunConfig(model="p3gm", params=params, data={"dataset": "digits", "test_size": 0.2}),
                      tmp_path_factory.mktemp("runs"))
@@ -79,12 +77,10 @@ def test_data_labels_are_escaped_in_release_tables():
 def table_run(tmp_path_factory):
     """A tiny P3GM run on a CSV whose incomes are written in cents."""
     import numpy as np
-    import torch
 
     from dpcore.jobs import train_run
     from dpcore.runs import RunConfig
 
-    torch.set_num_threads(2)
     root = tmp_path_factory.mktemp("table")
     rng = np.random.default_rng(0)
     inc = np.round(rng.lognormal(7.5, 0.5, 600), 2)
@@ -209,12 +205,10 @@ def test_an_inferred_schema_release_names_it_and_never_calls_its_rows_covered(ta
 @pytest.fixture(scope="module")
 def uncovered_runs(tmp_path_factory):
     """A private run trained with seeded noise (a debugging mode) and a VAE (ε = ∞)."""
-    import torch
 
     from dpcore.jobs import train_run
     from dpcore.runs import RunConfig
 
-    torch.set_num_threads(2)
     root = tmp_path_factory.mktemp("uncovered")
     data = {"dataset": "digits", "n": 400}
     seeded = train_run(RunConfig("p3gm", {"epochs": 1, "hidden": 16, "warmup_steps": 5, "pca_dim": 8,

@@ -23,11 +23,9 @@ def _spec():
 
 @pytest.fixture(scope="module")
 def selected(tmp_path_factory):
-    import torch
 
     from dpcore.jobs import selection
 
-    torch.set_num_threads(2)
     root = tmp_path_factory.mktemp("select")
     spec = _spec()
     mp = pytest.MonkeyPatch()

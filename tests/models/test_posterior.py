@@ -10,7 +10,6 @@ from dpcore.models.posterior import posterior_resample
 
 @pytest.fixture(scope="module")
 def vae(digits):
-    torch.set_num_threads(2)
     train, _ = digits
     model = make_model("vae", latent_dim=2, hidden=32, epochs=3, batch_size=64)
     model.fit(train)

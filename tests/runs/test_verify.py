@@ -22,9 +22,7 @@ TINY = dict(epochs=1, hidden=16, em_iters=2, pca_dim=8, batch_size=100, warmup_s
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    import torch
 
-    torch.set_num_threads(2)
     root = tmp_path_factory.mktemp("verify")
     data = {"dataset": "digits", "n": 600}
     private = train_run(RunConfig("p3gm", TINY, data), root, name="p")
