@@ -76,6 +76,7 @@ def test_the_released_run_holds_no_k_and_no_other_trials_data(selected):
     assert all(repr(v) not in text for v in won.values() if isinstance(v, float) and len(repr(v)) >= 8
                for text in files.values())
     own: tuple = ()
+    own_q = next(r.sampling_rate for r in Run(path).ledger() if r.mechanism == "subsampled_gaussian")
     for other in others:
         if other == best:
             continue
@@ -84,7 +85,8 @@ def test_the_released_run_holds_no_k_and_no_other_trials_data(selected):
         n_tilde = json.loads((run.model_dir / "model.json").read_text())["released_rows"]
         score = json.loads((run.path / "evaluation.json").read_text())["utility"]["mean"]
         for name, text in files.items():
-            assert repr(q) not in text and other not in text, (other, name)
+            # two trials' noisy row counts can round to one integer: then q is the released run's own too
+            assert (repr(q) not in text or q == own_q) and other not in text, (other, name)
             assert f'"released_rows": {n_tilde},' not in text or n_tilde == json.loads(
                 files["model/model.json"])["released_rows"], (other, name)
             # tiny trials often tie, and a short float (0.05) matches anything: long, distinct scores only
