@@ -110,12 +110,14 @@ def test_story_is_ready_when_opened(first_start, shots):
 def test_three_journeys_on_the_defaults(server, shots):
     """(a) A lecturer opens the app on its default data (the Story: `test_story_is_ready_when_opened`).
     (b) A stakeholder trains with the Train page's defaults, then opens Compare and Privacy.
-    (c) A CSV user uploads a small table, checks the inferred schema, trains the recommended model (AIM), and reads the utility."""
+    The CSV user's journey (upload, schema, train, compare, release) is the data owner's
+    (test_browser_journey.py); a table's utility on Compare is `test_compare_on_a_table_...`'s, and the
+    model recommended for an upload is test_recommend_page.py's."""
     if not _fashion_installed():
         pytest.skip("Fashion-MNIST is not installed (apt-get install dataset-fashion-mnist): the "
                     "journeys check the defaults' numbers on it")
 
-    url, runs = server
+    url, _ = server
     with _data_page(url, height=1400, failure_shot=shots / "failure-journeys.png") as page:
         # (a) the lecturer's first page: the default data
         _idle(page)
@@ -150,44 +152,6 @@ def test_three_journeys_on_the_defaults(server, shots):
             gd.layout.title.text.includes('Membership')).scrollIntoView({block: 'center'})""")
         page.screenshot(path=str(shots / "privacy.png"))
 
-        # (c) the CSV user: upload, schema, a model, its utility
-        _goto(page, "Data")
-        page.get_by_text("Upload a CSV").click()
-        _idle(page)
-        csv = runs.parent / "people.csv"
-        rows = [f"{20 + i % 50},{'abc'[i % 3]},{30 + (i * 7) % 40}.5,{'yes' if (i % 50) > 25 else 'no'}"
-                for i in range(400)]
-        csv.write_text("age,city,income,label\n" + "\n".join(rows) + "\n")
-        page.locator("[data-testid='stFileUploaderDropzoneInput']").set_input_files(str(csv))
-        page.get_by_role("button", name="Use this table").wait_for()
-        _idle(page)
-        _clean(page)
-        assert page.get_by_text("Schema").count()  # the inferred schema, editable
-        page.get_by_role("button", name="Use this table").click()
-        page.wait_for_selector("h3:has-text('Active dataset: people.csv')")
-        _idle(page)
-        _clean(page)
-        _goto(page, "Train")
-        page.wait_for_selector("text=Noise preview")
-        page.get_by_text("Recommended for this data").first.wait_for()  # a table: AIM, with its reason
-        _clean(page)
-        page.get_by_role("button", name="Start training").click()
-        deadline = time.time() + 300  # the stakeholder's "Training finished" is still on screen: ask the folder
-        while time.time() < deadline and not any(
-                d.name.startswith("aim-people") and '"done"' in (d / "status.json").read_text()
-                for d in runs.iterdir() if (d / "status.json").exists()):
-            page.wait_for_timeout(500)
-        page.get_by_text(re.compile(r"aim-people.*status done")).first.wait_for(timeout=60_000)
-        _idle(page)
-        _goto(page, "Compare")
-        page.get_by_text(re.compile(r"on people\S*\.csv")).first.wait_for()  # the stored upload's name
-        page.get_by_role("tab", name="Utility").click()
-        page.get_by_text("synthetic → real").first.wait_for(timeout=300_000)
-        _idle(page)
-        _clean(page)
-        value = page.locator("[data-testid='stMetric']", has_text="synthetic → real").first.inner_text()
-        assert re.search(r"\d\.\d{2}", value), value
-        page.screenshot(path=str(shots / "csv_utility.png"))
 
 
 def test_walkthrough(server, shots):
@@ -231,9 +195,7 @@ def test_walkthrough(server, shots):
         _no_exception(page)
         assert page.locator("[data-testid='stPlotlyChart']").count() >= 2
 
-        _goto(page, "Privacy")
-        page.wait_for_function(MEMBERSHIP_PLOT)
-        _no_exception(page)
+        # the Privacy page's attacks on a finished run: test_three_journeys_on_the_defaults
 
         _goto(page, "Runs")
         _no_exception(page)
@@ -361,3 +323,10 @@ def test_compare_on_a_table_shows_quality_and_point_masses(server, shots):
         page.mouse.move(5, 5)  # no tooltip over a title
         page.wait_for_timeout(500)
         page.screenshot(path=str(shots / "compare_table.png"))
+        # the Utility tab on a table: a classifier trained on synthetic rows, scored on real held-out rows
+        page.get_by_role("tab", name="Utility").click()
+        page.get_by_text("synthetic → real").first.wait_for(timeout=300_000)
+        _idle(page)
+        value = page.locator("[data-testid='stMetric']", has_text="synthetic → real").first.inner_text()
+        assert re.search(r"\d\.\d{2}", value), value
+        page.screenshot(path=str(shots / "compare_table_utility.png"))

@@ -283,9 +283,9 @@ def test_a_data_owner_uploads_trains_reloads_compares_and_releases(server, shots
         _clean(page)
         assert "table=" in page.url
 
-        aim = _train(page, runs, "AIM", shots, "aim", {"max time": 15})  # seconds of rounds: a short suite
-        p3gm = _train(page, runs, "P3GM", shots, "p3gm", slides={"Epochs": 5})  # ~120 of its ~1 000 default steps
-        assert json.loads((runs / p3gm / "config.json").read_text())["params"]["epochs"] == 5
+        aim = _train(page, runs, "AIM", shots, "aim", {"max time": 5})  # seconds of rounds: a short suite
+        p3gm = _train(page, runs, "P3GM", shots, "p3gm", slides={"Epochs": 2})  # ~50 of its ~1 000 default steps
+        assert json.loads((runs / p3gm / "config.json").read_text())["params"]["epochs"] == 2
 
         page.reload()  # the upload stays: same table, no fallback to the demo data
         page.wait_for_selector("h1")
