@@ -12,10 +12,24 @@ os.environ.setdefault("DPCORE_STORY_AUTOSTART", "0")  # the app tests would each
 
 # `make test` runs two xdist workers on CI's two cores: one thread each (torch, BLAS, and the
 # servers and CLIs the tests start, which inherit the variables), or four threads would spin on two
-# cores; a lone `pytest` keeps two
+# cores; a lone `pytest` keeps two. A worker sets them outright: it inherits the controller's two.
 THREADS = max(1, 2 // int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")))
 for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
-    os.environ.setdefault(_var, str(THREADS))
+    if "PYTEST_XDIST_WORKER" in os.environ:
+        os.environ[_var] = str(THREADS)
+    else:
+        os.environ.setdefault(_var, str(THREADS))
+
+# AIM and MST compile a few hundred small XLA programs per fit (8.6 of a 14.5 s AIM fit on credit):
+# one compilation cache on disk for the run lets a worker, a CLI or a server the tests start reuse
+# what another compiled. Made by the controller (the workers inherit it), removed at its end.
+_JAX_CACHE = None
+if "JAX_COMPILATION_CACHE_DIR" not in os.environ:
+    import tempfile
+
+    _JAX_CACHE = os.environ["JAX_COMPILATION_CACHE_DIR"] = tempfile.mkdtemp(prefix="dpcore-tests-jax-")
+    os.environ["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] = "0"
+    os.environ["JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES"] = "0"
 
 import pytest  # noqa: E402
 import torch  # noqa: E402
@@ -28,6 +42,13 @@ def _torch_threads():
     """Every test starts on THREADS torch threads: one that sets its own (or code under test that
     does) must not leave a worker spinning twice the threads for the rest of the session."""
     torch.set_num_threads(THREADS)
+
+
+def pytest_unconfigure(config):
+    if _JAX_CACHE is not None:  # this process made it: the controller, or a lone pytest
+        import shutil
+
+        shutil.rmtree(_JAX_CACHE, ignore_errors=True)
 
 
 def pytest_collection_modifyitems(config, items):
