@@ -153,7 +153,6 @@ def test_three_journeys_on_the_defaults(server, shots):
         page.screenshot(path=str(shots / "privacy.png"))
 
 
-
 def test_walkthrough(server, shots):
     url, runs = server
     with _data_page(url, height=1200, failure_shot=shots / "failure.png", query="?dataset=digits") as page:

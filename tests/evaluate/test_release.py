@@ -7,7 +7,6 @@ import pytest
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
-
     from dpcore.jobs import train_run
     from dpcore.runs import RunConfig
 
@@ -205,7 +204,6 @@ def test_an_inferred_schema_release_names_it_and_never_calls_its_rows_covered(ta
 @pytest.fixture(scope="module")
 def uncovered_runs(tmp_path_factory):
     """A private run trained with seeded noise (a debugging mode) and a VAE (ε = ∞)."""
-
     from dpcore.jobs import train_run
     from dpcore.runs import RunConfig
 

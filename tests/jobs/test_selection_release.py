@@ -23,7 +23,6 @@ def _spec():
 
 @pytest.fixture(scope="module")
 def selected(tmp_path_factory):
-
     from dpcore.jobs import selection
 
     root = tmp_path_factory.mktemp("select")
@@ -41,6 +40,11 @@ def _published(path):
     """Every file of the released run folder, as text."""
     return {p.relative_to(path).as_posix(): p.read_text(errors="replace") for p in path.rglob("*")
             if p.is_file() and p.suffix in (".json", ".jsonl")}
+
+
+def _sampling_rate(run) -> float:
+    """The DP-SGD sampling rate q in a run's ledger (batch size over its noisy row count)."""
+    return next(r.sampling_rate for r in run.ledger() if r.mechanism == "subsampled_gaussian")
 
 
 def _keys(obj):
@@ -76,12 +80,12 @@ def test_the_released_run_holds_no_k_and_no_other_trials_data(selected):
     assert all(repr(v) not in text for v in won.values() if isinstance(v, float) and len(repr(v)) >= 8
                for text in files.values())
     own: tuple = ()
-    own_q = next(r.sampling_rate for r in Run(path).ledger() if r.mechanism == "subsampled_gaussian")
+    own_q = _sampling_rate(Run(path))
     for other in others:
         if other == best:
             continue
         run = Run(root / other)
-        q = next(r.sampling_rate for r in run.ledger() if r.mechanism == "subsampled_gaussian")
+        q = _sampling_rate(run)
         n_tilde = json.loads((run.model_dir / "model.json").read_text())["released_rows"]
         score = json.loads((run.path / "evaluation.json").read_text())["utility"]["mean"]
         for name, text in files.items():

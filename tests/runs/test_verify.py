@@ -22,7 +22,6 @@ TINY = dict(epochs=1, hidden=16, em_iters=2, pca_dim=8, batch_size=100, warmup_s
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-
     root = tmp_path_factory.mktemp("verify")
     data = {"dataset": "digits", "n": 600}
     private = train_run(RunConfig("p3gm", TINY, data), root, name="p")
